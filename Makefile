@@ -1,0 +1,73 @@
+# Mustang build / test / bench entry points. rebar3 is Debian's /usr/bin/rebar3.
+#
+#   make            compile (rebar3 compile)
+#   make run        build the app and the demo, run the demo in the foreground
+#                   (PORT, TLS_PORT, MUSTANG_REQUEST_PROCESS, MUSTANG_MAX_KEEPALIVE)
+#   make test       setup + compile + demo + xref + dialyzer + eunit + ct (what CI runs)
+#   make bench      benchmark suite (bench/run.sh, see bench/README.md)
+#   make setup      install missing apt packages and the Python venv (_tools/venv)
+#   make demo | xref | dialyzer | eunit | ct | clean
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+REBAR ?= rebar3
+ERLC ?= erlc
+APP_EBIN := _build/default/lib/mustang/ebin
+DEMO_EBIN := _build/demo/ebin
+DEMO_SRC = $(wildcard examples/demo/src/*.erl)
+
+# Black-box tests (CT suites) find their Python clients (httpx, h2) through this.
+export MUSTANG_PYTHON := $(CURDIR)/_tools/venv/bin/python
+
+# Compile the demo (examples/demo/src/*.erl) against the compiled app.
+define build_demo
+	@test -n "$(DEMO_SRC)" || { echo "make: no examples/demo/src/*.erl to build" >&2; exit 1; }
+	@mkdir -p $(DEMO_EBIN)
+	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
+endef
+
+.PHONY: all setup compile demo run test xref dialyzer eunit ct bench clean
+
+all: compile
+
+setup:
+	scripts/setup.sh
+
+compile:
+	$(REBAR) compile
+
+demo: compile
+	$(build_demo)
+
+run: setup demo
+	scripts/run_demo.sh
+
+# Each step fails the make when it fails; cheapest checks first.
+test: setup
+	$(REBAR) compile
+	$(build_demo)
+	$(REBAR) xref
+	$(REBAR) dialyzer
+	$(REBAR) eunit
+	$(REBAR) ct
+
+xref:
+	$(REBAR) xref
+
+dialyzer:
+	$(REBAR) dialyzer
+
+eunit:
+	$(REBAR) eunit
+
+ct:
+	$(REBAR) ct
+
+bench:
+	bench/run.sh
+
+# Keeps _tools/ (installed tools), _bench/results-*/ and the global dialyzer
+# PLT in ~/.cache/rebar3.
+clean:
+	-$(REBAR) clean -a
+	rm -rf $(DEMO_EBIN) _bench/nginx

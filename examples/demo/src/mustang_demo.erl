@@ -1,0 +1,103 @@
+%% The demo server run by `make run`. Its routes and ports are a contract:
+%% tests and benchmarks outside the repository use them.
+%%
+%%   GET  /           Hello world! (text/plain)
+%%   POST /echo       the request body back, with the request's content-type
+%%   POST /read_body  the body's length in bytes, as decimal text (read in chunks)
+%%   GET  /sleep      sleeps 100 ms, then 1024 bytes
+%%   GET  /stream     a chunked response in 5 parts
+%%   /static/...      reserved for the static file handler
+%%   /ws              reserved for Websocket
+%%
+%% Environment: PORT (8080), TLS_PORT (8443), MUSTANG_REQUEST_PROCESS
+%% (true|false), MUSTANG_MAX_KEEPALIVE (integer or infinity; default infinity),
+%% TLS_CERTFILE and TLS_KEYFILE (a self-signed certificate is generated
+%% at start when they are not set).
+-module(mustang_demo).
+
+-export([start/0]).
+-export([start/1]).
+-export([routes/0]).
+-export([protocol_opts/1]).
+-export([tls_opts/0]).
+
+-spec start() -> ok.
+start() ->
+	{ok, _} = start(#{
+		port => env_int("PORT", 8080),
+		tls_port => env_int("TLS_PORT", 8443),
+		request_process => os:getenv("MUSTANG_REQUEST_PROCESS") =:= "true",
+		max_keepalive => env_int("MUSTANG_MAX_KEEPALIVE", infinity)
+	}),
+	ok.
+
+-spec start(map()) -> {ok, {pid(), pid()}} | {error, any()}.
+start(Config = #{port := Port, tls_port := TLSPort}) ->
+	{ok, _} = application:ensure_all_started(mustang),
+	ProtoOpts = protocol_opts(Config),
+	case mustang:start_clear(demo_http, #{port => Port}, ProtoOpts) of
+		{ok, Clear} ->
+			case mustang:start_tls(demo_https, #{port => TLSPort, socket_opts => tls_opts()},
+					ProtoOpts) of
+				{ok, TLS} ->
+					Mode = case maps:get(request_process, ProtoOpts) of
+						true -> "process per request";
+						false -> "inline"
+					end,
+					logger:notice("Mustang demo listening on http://localhost:~b/ (~s)",
+						[mustang:get_port(demo_http), Mode]),
+					logger:notice("Mustang demo listening on https://localhost:~b/ (~s)",
+						[mustang:get_port(demo_https), Mode]),
+					{ok, {Clear, TLS}};
+				Error ->
+					Error
+			end;
+		Error ->
+			Error
+	end.
+
+-spec routes() -> mustang_router:routes().
+routes() ->
+	[{'_', [
+		{"/", mustang_demo_hello_h, []},
+		{"/echo", mustang_demo_echo_h, []},
+		{"/read_body", mustang_demo_read_body_h, []},
+		{"/sleep", mustang_demo_sleep_h, []},
+		{"/stream", mustang_demo_stream_h, []}
+	]}].
+
+-spec protocol_opts(map()) -> map().
+protocol_opts(Config) ->
+	#{
+		env => #{dispatch => mustang_router:compile(routes())},
+		request_process => maps:get(request_process, Config, false),
+		max_keepalive => maps:get(max_keepalive, Config, 1000)
+	}.
+
+-spec tls_opts() -> [any()].
+tls_opts() ->
+	case {os:getenv("TLS_CERTFILE"), os:getenv("TLS_KEYFILE")} of
+		{Cert, Key} when is_list(Cert), is_list(Key) ->
+			[{certfile, Cert}, {keyfile, Key}];
+		_ ->
+			self_signed()
+	end.
+
+%% A certificate for localhost made at start with OTP's public_key: no
+%% files, no openssl.
+self_signed() ->
+	Key = public_key:generate_key({namedCurve, secp256r1}),
+	SAN = {'Extension', {2, 5, 29, 17}, false, [{dNSName, "localhost"}, {iPAddress, <<127, 0, 0, 1>>}]},
+	#{server_config := ServerConfig} = public_key:pkix_test_data(#{
+		server_chain => #{root => [{key, Key}, {digest, sha256}],
+			peer => [{key, Key}, {digest, sha256}, {extensions, [SAN]}]},
+		client_chain => #{root => [{key, Key}], peer => [{key, Key}]}
+	}),
+	[Opt || Opt = {K, _} <- ServerConfig, lists:member(K, [cert, key, cacerts])].
+
+env_int(Name, Default) ->
+	case os:getenv(Name) of
+		false -> Default;
+		"infinity" -> infinity;
+		Value -> list_to_integer(Value)
+	end.

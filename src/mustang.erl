@@ -1,0 +1,188 @@
+%% Public entry point: start and stop listeners, change their environment.
+%%
+%% Transport options (second argument of start_clear/3 and start_tls/3):
+%%
+%%   port               TCP port, 0 for any (default 0; get_port/1 tells which)
+%%   ip                 address to bind (default all)
+%%   num_acceptors      acceptor processes (default 10)
+%%   num_conns_sups     connection supervisor shards (default num_acceptors)
+%%   max_connections    open connections before accepting stops (default 16384,
+%%                      or infinity); split evenly between shards
+%%   socket_opts        gen_tcp or ssl listen options, passed through
+%%                      (certfile, keyfile, backlog, buffer, ...)
+%%   shutdown           ms that stop_listener/1 lets in-flight requests run
+%%                      before killing their connections (default 5000)
+%%   handshake_timeout  ms for the TLS handshake (default 5000)
+%%
+%% Protocol options are documented in mustang_http1.
+-module(mustang).
+
+-export([start_clear/3]).
+-export([start_tls/3]).
+-export([stop_listener/1]).
+-export([get_port/1]).
+-export([set_env/3]).
+-export([get_env/2]).
+-export([get_env/3]).
+-export([get_protocol_options/1]).
+-export([set_protocol_options/2]).
+-export([active_connections/1]).
+
+-type ref() :: any().
+-type opts() :: #{atom() => any()}.
+-export_type([ref/0, opts/0]).
+
+-define(TRANSPORT_DEFAULTS, #{
+	port => 0,
+	num_acceptors => 10,
+	max_connections => 16384,
+	socket_opts => [],
+	shutdown => 5000,
+	handshake_timeout => 5000
+}).
+
+-spec start_clear(ref(), opts(), opts()) -> {ok, pid()} | {error, any()}.
+start_clear(Ref, TransOpts, ProtoOpts) ->
+	start_listener(Ref, mustang_tcp, TransOpts, ProtoOpts).
+
+-spec start_tls(ref(), opts(), opts()) -> {ok, pid()} | {error, any()}.
+start_tls(Ref, TransOpts, ProtoOpts) ->
+	start_listener(Ref, mustang_tls, TransOpts, ProtoOpts).
+
+start_listener(Ref, Transport, TransOpts0, ProtoOpts) ->
+	case validate(Transport, TransOpts0, ProtoOpts) of
+		{ok, TransOpts} ->
+			ok = mustang_registry:set_listener(Ref, TransOpts, ProtoOpts),
+			Spec = #{
+				id => {mustang_listener_sup, Ref},
+				start => {mustang_listener_sup, start_link, [Ref, Transport, TransOpts]},
+				type => supervisor,
+				shutdown => infinity
+			},
+			case supervisor:start_child(mustang_listeners_sup, Spec) of
+				{ok, Pid} ->
+					{ok, Pid};
+				{error, {already_started, _}} ->
+					{error, {already_started, Ref}};
+				{error, Reason} ->
+					_ = supervisor:delete_child(mustang_listeners_sup, {mustang_listener_sup, Ref}),
+					ok = mustang_registry:delete_listener(Ref),
+					{error, unwrap_start_error(Reason)}
+			end;
+		Error ->
+			Error
+	end.
+
+%% Supervisors nest start errors three deep; users want the listen error.
+unwrap_start_error({shutdown, {failed_to_start_child, _, Reason}}) ->
+	unwrap_start_error(Reason);
+unwrap_start_error({Reason, Child}) when is_tuple(Child), element(1, Child) =:= child ->
+	unwrap_start_error(Reason);
+unwrap_start_error(Reason) ->
+	Reason.
+
+validate(Transport, TransOpts, ProtoOpts) when is_map(TransOpts), is_map(ProtoOpts) ->
+	case maps:keys(maps:without(transport_keys(), TransOpts)) of
+		[] ->
+			case mustang_http1:validate_opts(ProtoOpts) of
+				ok -> normalize_transport(Transport, TransOpts);
+				Error -> Error
+			end;
+		Unknown ->
+			{error, {unknown_transport_options, Unknown}}
+	end;
+validate(_, _, _) ->
+	{error, {badarg, options_must_be_maps}}.
+
+transport_keys() ->
+	[port, ip, num_acceptors, num_conns_sups, max_connections, socket_opts, shutdown,
+		handshake_timeout, logger].
+
+normalize_transport(Transport, TransOpts0) ->
+	TransOpts = maps:merge(?TRANSPORT_DEFAULTS, TransOpts0),
+	#{port := Port, num_acceptors := NumAcceptors, max_connections := MaxConns,
+		socket_opts := SocketOpts, shutdown := Shutdown} = TransOpts,
+	NumConnsSups = maps:get(num_conns_sups, TransOpts, NumAcceptors),
+	Checks = [
+		{port, is_integer(Port) andalso Port >= 0 andalso Port =< 65535},
+		{num_acceptors, is_integer(NumAcceptors) andalso NumAcceptors > 0},
+		{num_conns_sups, is_integer(NumConnsSups) andalso NumConnsSups > 0},
+		{max_connections, MaxConns =:= infinity orelse (is_integer(MaxConns) andalso MaxConns > 0)},
+		{socket_opts, is_list(SocketOpts)},
+		{shutdown, Shutdown =:= infinity orelse (is_integer(Shutdown) andalso Shutdown >= 0)},
+		{tls_certificate, Transport =/= mustang_tls orelse has_certificate(SocketOpts)}
+	],
+	case [Name || {Name, false} <- Checks] of
+		[] ->
+			IpOpt = case TransOpts of
+				#{ip := Ip} -> [{ip, Ip}];
+				_ -> []
+			end,
+			{ok, TransOpts#{num_conns_sups => NumConnsSups,
+				socket_opts => [{port, Port} | IpOpt] ++ SocketOpts}};
+		Bad ->
+			{error, {invalid_transport_options, Bad}}
+	end.
+
+has_certificate(SocketOpts) ->
+	lists:any(fun(Key) -> lists:keymember(Key, 1, SocketOpts) end,
+		[certfile, cert, certs_keys, sni_fun, sni_hosts]).
+
+%% Graceful stop: stop accepting, ask every connection to finish the request
+%% in flight and close, and kill those still running after the `shutdown`
+%% transport option (ms).
+-spec stop_listener(ref()) -> ok | {error, not_found}.
+stop_listener(Ref) ->
+	Id = {mustang_listener_sup, Ref},
+	case lists:keyfind(Id, 1, supervisor:which_children(mustang_listeners_sup)) of
+		{_, ListenerSup, _, _} when is_pid(ListenerSup) ->
+			_ = supervisor:terminate_child(ListenerSup, mustang_acceptors_sup),
+			Deadline = case maps:get(shutdown, mustang_registry:get_transport_opts(Ref)) of
+				infinity -> infinity;
+				Shutdown -> erlang:monotonic_time(millisecond) + Shutdown
+			end,
+			_ = [mustang_conns_sup:drain(Pid, Deadline)
+				|| {_, Pid} <- mustang_registry:get_conns_sups(Ref)],
+			_ = supervisor:terminate_child(mustang_listeners_sup, Id),
+			_ = supervisor:delete_child(mustang_listeners_sup, Id),
+			mustang_registry:delete_listener(Ref);
+		_ ->
+			{error, not_found}
+	end.
+
+-spec get_port(ref()) -> inet:port_number().
+get_port(Ref) ->
+	mustang_registry:get_port(Ref).
+
+%% Changes one key of the `env` protocol option (often `dispatch`). Takes
+%% effect for connections accepted afterwards.
+-spec set_env(ref(), atom(), any()) -> ok.
+set_env(Ref, Name, Value) ->
+	Opts = mustang_registry:get_protocol_opts(Ref),
+	Env = maps:get(env, Opts, #{}),
+	mustang_registry:set_protocol_opts(Ref, Opts#{env => Env#{Name => Value}}).
+
+-spec get_env(ref(), atom()) -> any().
+get_env(Ref, Name) ->
+	#{Name := Value} = maps:get(env, mustang_registry:get_protocol_opts(Ref), #{}),
+	Value.
+
+-spec get_env(ref(), atom(), any()) -> any().
+get_env(Ref, Name, Default) ->
+	maps:get(Name, maps:get(env, mustang_registry:get_protocol_opts(Ref), #{}), Default).
+
+-spec get_protocol_options(ref()) -> opts().
+get_protocol_options(Ref) ->
+	mustang_registry:get_protocol_opts(Ref).
+
+-spec set_protocol_options(ref(), opts()) -> ok | {error, any()}.
+set_protocol_options(Ref, Opts) ->
+	case mustang_http1:validate_opts(Opts) of
+		ok -> mustang_registry:set_protocol_opts(Ref, Opts);
+		Error -> Error
+	end.
+
+-spec active_connections(ref()) -> non_neg_integer().
+active_connections(Ref) ->
+	lists:sum([mustang_conns_sup:active_connections(Pid)
+		|| {_, Pid} <- mustang_registry:get_conns_sups(Ref)]).

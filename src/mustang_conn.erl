@@ -1,0 +1,52 @@
+%% The first code a connection runs: wait for the socket from the acceptor,
+%% finish the TLS handshake, pick the protocol (ALPN for TLS), and become
+%% that protocol's process by tail call.
+-module(mustang_conn).
+
+-export([start_link/2]).
+-export([init/3]).
+
+-spec start_link(mustang:ref(), module()) -> pid().
+start_link(Ref, Transport) ->
+	proc_lib:spawn_link(?MODULE, init, [self(), Ref, Transport]).
+
+-spec init(pid(), mustang:ref(), module()) -> ok | no_return().
+init(Parent, Ref, Transport) ->
+	receive
+		{mustang_socket, closed} ->
+			exit(normal);
+		{mustang_socket, Socket} ->
+			Opts = mustang_registry:get_protocol_opts(Ref),
+			handshake(Parent, Ref, Transport, Socket, Opts)
+	after 10000 ->
+		%% The acceptor died before handing the socket over.
+		exit(normal)
+	end.
+
+handshake(Parent, Ref, mustang_tls, Socket, Opts) ->
+	Timeout = maps:get(handshake_timeout, mustang_registry:get_transport_opts(Ref), 5000),
+	case mustang_tls:handshake(Socket, [], Timeout) of
+		{ok, TLSSocket} ->
+			case mustang_tls:negotiated_protocol(TLSSocket) of
+				{ok, <<"http/1.1">>} -> start_protocol(Parent, Ref, mustang_tls, TLSSocket, Opts);
+				{ok, Other} -> close(mustang_tls, TLSSocket, {unsupported_alpn, Other});
+				{error, _} -> start_protocol(Parent, Ref, mustang_tls, TLSSocket, Opts)
+			end;
+		{error, Reason} ->
+			%% Failed handshakes are common on the internet (scanners, old
+			%% clients): debug level, not an error storm.
+			_ = mustang_tls:close(Socket),
+			logger:debug("mustang ~p: TLS handshake failed: ~0p", [Ref, Reason]),
+			exit(normal)
+	end;
+handshake(Parent, Ref, Transport, Socket, Opts) ->
+	start_protocol(Parent, Ref, Transport, Socket, Opts).
+
+start_protocol(Parent, Ref, Transport, Socket, Opts) ->
+	mustang_http1:init(Parent, Ref, Transport, Socket, Opts).
+
+-spec close(module(), mustang_transport:socket(), any()) -> no_return().
+close(Transport, Socket, Reason) ->
+	logger:debug("mustang: closing connection: ~0p", [Reason]),
+	Transport:close(Socket),
+	exit(normal).

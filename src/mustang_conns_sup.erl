@@ -1,0 +1,178 @@
+%% A connection supervisor shard. It is a hand-written special process rather
+%% than an OTP supervisor because it starts thousands of short-lived children
+%% per second: it spawns connection processes without waiting for an init
+%% acknowledgement, counts them, and applies max_connections by holding back
+%% its acceptors. It still answers sys messages and the supervisor calls that
+%% observer and release handling use (which_children, count_children).
+%%
+%% Shutdown: on the parent's exit signal it asks every connection to stop
+%% (exit signal `shutdown`; connections trap exits and finish the request in
+%% flight), waits until the listener's shutdown deadline, then kills what is
+%% left.
+-module(mustang_conns_sup).
+
+-export([start_link/4]).
+-export([start_connection/1]).
+-export([wait_for_capacity/1]).
+-export([drain/2]).
+-export([active_connections/1]).
+
+-export([init/5]).
+-export([system_continue/3]).
+-export([system_terminate/4]).
+-export([system_code_change/4]).
+
+-record(state, {
+	parent :: pid(),
+	ref :: mustang:ref(),
+	id :: pos_integer(),
+	transport :: module(),
+	max_conns :: non_neg_integer() | infinity,
+	shutdown :: timeout(),
+	%% Connection pids; the map size is the connection count.
+	conns = #{} :: #{pid() => true},
+	%% Acceptors told to wait for capacity.
+	sleepers = [] :: [pid()],
+	%% Set once a graceful stop has started: the absolute deadline.
+	deadline = undefined :: undefined | integer() | infinity
+}).
+
+-spec start_link(mustang:ref(), pos_integer(), module(), map()) -> {ok, pid()}.
+start_link(Ref, Id, Transport, TransOpts) ->
+	proc_lib:start_link(?MODULE, init, [self(), Ref, Id, Transport, TransOpts]).
+
+%% Called by an acceptor. Continue is false when this shard is now full: the
+%% acceptor must then call wait_for_capacity/1 before accepting again.
+-spec start_connection(pid()) -> {ok, pid(), boolean()} | {error, any()}.
+start_connection(ConnsSup) ->
+	MRef = monitor(process, ConnsSup),
+	ConnsSup ! {?MODULE, start, self(), MRef},
+	receive
+		{MRef, Pid, Continue} ->
+			demonitor(MRef, [flush]),
+			{ok, Pid, Continue};
+		{'DOWN', MRef, process, _, Reason} ->
+			{error, Reason}
+	end.
+
+-spec wait_for_capacity(pid()) -> ok.
+wait_for_capacity(ConnsSup) ->
+	MRef = monitor(process, ConnsSup),
+	receive
+		{?MODULE, resume, ConnsSup} ->
+			demonitor(MRef, [flush]),
+			ok;
+		{'DOWN', MRef, process, _, Reason} ->
+			exit(Reason)
+	end.
+
+%% Starts a graceful stop of every connection of this shard; the shard itself
+%% keeps running until its parent stops it.
+-spec drain(pid(), integer()) -> ok.
+drain(ConnsSup, Deadline) ->
+	ConnsSup ! {?MODULE, drain, Deadline},
+	ok.
+
+-spec active_connections(pid()) -> non_neg_integer().
+active_connections(ConnsSup) ->
+	{ok, Count} = gen:call(ConnsSup, '$gen_call', {?MODULE, active_connections}, infinity),
+	Count.
+
+-spec init(pid(), mustang:ref(), pos_integer(), module(), map()) -> no_return().
+init(Parent, Ref, Id, Transport, TransOpts = #{num_conns_sups := NumConnsSups}) ->
+	process_flag(trap_exit, true),
+	ok = mustang_registry:set_conns_sup(Ref, Id, self()),
+	MaxConns = case maps:get(max_connections, TransOpts) of
+		infinity -> infinity;
+		Max -> max(1, (Max + NumConnsSups - 1) div NumConnsSups)
+	end,
+	proc_lib:init_ack(Parent, {ok, self()}),
+	loop(#state{parent = Parent, ref = Ref, id = Id, transport = Transport,
+		max_conns = MaxConns, shutdown = maps:get(shutdown, TransOpts)}).
+
+loop(State = #state{parent = Parent, ref = Ref, conns = Conns, max_conns = Max}) ->
+	receive
+		{?MODULE, start, Acceptor, Tag} ->
+			Pid = mustang_conn:start_link(Ref, State#state.transport),
+			Conns2 = Conns#{Pid => true},
+			case map_size(Conns2) < Max of
+				true ->
+					Acceptor ! {Tag, Pid, true},
+					loop(State#state{conns = Conns2});
+				false ->
+					Acceptor ! {Tag, Pid, false},
+					loop(State#state{conns = Conns2, sleepers = [Acceptor | State#state.sleepers]})
+			end;
+		{'EXIT', Parent, Reason} ->
+			terminate(State, Reason);
+		{'EXIT', Pid, _} when is_map_key(Pid, Conns) ->
+			%% Connection processes log their own errors; nothing to add here.
+			loop(wake_sleeper(State#state{conns = maps:remove(Pid, Conns)}));
+		{'EXIT', _, _} ->
+			loop(State);
+		{?MODULE, drain, Deadline} ->
+			_ = [exit(Pid, shutdown) || Pid <- maps:keys(Conns)],
+			loop(State#state{deadline = Deadline});
+		{system, From, Request} ->
+			sys:handle_system_msg(Request, From, Parent, ?MODULE, [], State);
+		{'$gen_call', From, Call} ->
+			handle_call(Call, From, State),
+			loop(State);
+		Msg ->
+			logger:warning("mustang_conns_sup ~p: unexpected message ~0p", [Ref, Msg]),
+			loop(State)
+	end.
+
+wake_sleeper(State = #state{sleepers = [Acceptor | Rest], conns = Conns, max_conns = Max})
+		when map_size(Conns) < Max ->
+	Acceptor ! {?MODULE, resume, self()},
+	State#state{sleepers = Rest};
+wake_sleeper(State) ->
+	State.
+
+handle_call({?MODULE, active_connections}, From, #state{conns = Conns}) ->
+	gen:reply(From, map_size(Conns));
+handle_call(which_children, From, #state{conns = Conns}) ->
+	gen:reply(From, [{mustang_conn, Pid, worker, [mustang_conn]} || Pid <- maps:keys(Conns)]);
+handle_call(count_children, From, #state{conns = Conns}) ->
+	N = map_size(Conns),
+	gen:reply(From, [{specs, 1}, {active, N}, {supervisors, 0}, {workers, N}]);
+handle_call(_, From, _) ->
+	gen:reply(From, {error, not_supported}).
+
+terminate(State = #state{conns = Conns, deadline = undefined, shutdown = Shutdown}, Reason) ->
+	_ = [exit(Pid, shutdown) || Pid <- maps:keys(Conns)],
+	Deadline = case Shutdown of
+		infinity -> infinity;
+		_ -> erlang:monotonic_time(millisecond) + Shutdown
+	end,
+	wait_children(State#state{deadline = Deadline}, Reason);
+terminate(State, Reason) ->
+	wait_children(State, Reason).
+
+wait_children(#state{conns = Conns}, Reason) when map_size(Conns) =:= 0 ->
+	exit(Reason);
+wait_children(State = #state{conns = Conns, deadline = Deadline}, Reason) ->
+	Timeout = case Deadline of
+		infinity -> infinity;
+		_ -> max(0, Deadline - erlang:monotonic_time(millisecond))
+	end,
+	receive
+		{'EXIT', Pid, _} ->
+			wait_children(State#state{conns = maps:remove(Pid, Conns)}, Reason)
+	after Timeout ->
+		_ = [exit(Pid, kill) || Pid <- maps:keys(Conns)],
+		exit(Reason)
+	end.
+
+-spec system_continue(pid(), [sys:debug_option()], #state{}) -> no_return().
+system_continue(_, _, State) ->
+	loop(State).
+
+-spec system_terminate(any(), pid(), [sys:debug_option()], #state{}) -> no_return().
+system_terminate(Reason, _, _, State) ->
+	terminate(State, Reason).
+
+-spec system_code_change(State, module(), any(), any()) -> {ok, State} when State :: #state{}.
+system_code_change(State, _, _, _) ->
+	{ok, State}.

@@ -1,0 +1,95 @@
+%% Constraints: validate and convert user input (route bindings, query string
+%% and cookie fields), with the interface of Cowboy's constraints.
+%%
+%% A constraint is the atom `int' or `nonempty', or a fun of arity 2 called as
+%% Fun(Operation, Value):
+%%
+%% - Fun(forward, Input) -> {ok, Value} | {error, Reason}: validate and convert;
+%% - Fun(reverse, Value) -> {ok, Input} | {error, Reason}: convert back;
+%% - Fun(format_error, {Reason, Value}) -> iodata(): a sentence for humans.
+%%
+%% A list of constraints is applied in order, each one getting the value the
+%% previous one returned. reverse/2 applies the list from the last constraint to
+%% the first, so that it undoes validate/2. An error carries the constraint that
+%% failed, its reason and the value it was given: format_error/1 turns it into
+%% text.
+%%
+%% A field is how routes (and match functions) name their constraints:
+%% `Name', `{Name, Constraints}' or `{Name, Constraints, Default}'.
+-module(mustang_constraints).
+
+-export([validate/2]).
+-export([reverse/2]).
+-export([format_error/1]).
+
+-type constraint() :: int | nonempty | fun((forward | reverse | format_error, any()) -> any()).
+-type reason() :: {constraint(), Reason :: any(), Value :: any()}.
+-type field() :: atom()
+	| {atom(), constraint() | [constraint()]}
+	| {atom(), constraint() | [constraint()], Default :: any()}.
+-type fields() :: [field()].
+-export_type([constraint/0]).
+-export_type([reason/0]).
+-export_type([field/0]).
+-export_type([fields/0]).
+
+-spec validate(any(), constraint() | [constraint()]) -> {ok, any()} | {error, reason()}.
+validate(Value, Constraints) when is_list(Constraints) ->
+	apply_all(forward, Value, Constraints);
+validate(Value, Constraint) ->
+	apply_all(forward, Value, [Constraint]).
+
+-spec reverse(any(), constraint() | [constraint()]) -> {ok, any()} | {error, reason()}.
+reverse(Value, Constraints) when is_list(Constraints) ->
+	apply_all(reverse, Value, lists:reverse(Constraints));
+reverse(Value, Constraint) ->
+	apply_all(reverse, Value, [Constraint]).
+
+-spec format_error(reason()) -> iodata().
+format_error({Constraint, Reason, Value}) ->
+	apply_one(Constraint, format_error, {Reason, Value}).
+
+-spec apply_all(forward | reverse, any(), [constraint()]) -> {ok, any()} | {error, reason()}.
+apply_all(_, Value, []) ->
+	{ok, Value};
+apply_all(Op, Value0, [Constraint | Tail]) ->
+	case apply_one(Constraint, Op, Value0) of
+		{ok, Value} -> apply_all(Op, Value, Tail);
+		{error, Reason} -> {error, {Constraint, Reason, Value0}};
+		Other -> error({badconstraint, Constraint, Op, Other})
+	end.
+
+-spec apply_one(constraint(), forward | reverse | format_error, any()) -> any().
+apply_one(int, Op, Value) ->
+	int(Op, Value);
+apply_one(nonempty, Op, Value) ->
+	nonempty(Op, Value);
+apply_one(Fun, Op, Value) when is_function(Fun, 2) ->
+	Fun(Op, Value);
+apply_one(Other, _, _) ->
+	error({badconstraint, Other}).
+
+%% An optional sign then decimal digits, as binary_to_integer/1 accepts them.
+-spec int(forward | reverse | format_error, any()) -> {ok, any()} | {error, atom()} | iodata().
+int(forward, Value) when is_binary(Value) ->
+	try
+		{ok, binary_to_integer(Value)}
+	catch error:badarg ->
+		{error, not_an_integer}
+	end;
+int(forward, _) ->
+	{error, not_an_integer};
+int(reverse, Value) when is_integer(Value) ->
+	{ok, integer_to_binary(Value)};
+int(reverse, _) ->
+	{error, not_an_integer};
+int(format_error, {not_an_integer, Value}) ->
+	io_lib:format("The value ~p is not an integer.", [Value]).
+
+-spec nonempty(forward | reverse | format_error, any()) -> {ok, any()} | {error, atom()} | iodata().
+nonempty(format_error, {empty, Value}) ->
+	io_lib:format("The value ~p is empty.", [Value]);
+nonempty(_, <<>>) ->
+	{error, empty};
+nonempty(_, Value) ->
+	{ok, Value}.

@@ -1,0 +1,693 @@
+%% HTTP/1.1 wire codec (RFC 9112): request parsing, chunked body decoding,
+%% response head building. Pure functions on binaries: no sockets, no processes.
+%%
+%% Contract: strict when parsing, lax when building. The parser rejects anything
+%% off-spec (bare LF, obs-fold, whitespace before the colon, CR/LF/NUL in values,
+%% conflicting framing headers) because leniency here is what request smuggling
+%% feeds on. The builders trust their input: the connection checks what handlers
+%% give it (mustang_http1:check_headers/1) before calling them.
+%%
+%% Errors have one shape: {error, Status, Reason} where Status is the HTTP
+%% status to answer with and Reason an atom naming the rule that was broken.
+-module(mustang_http1_codec).
+
+%% Requests.
+-export([parse_request/3]).
+-export([check_partial/2]).
+-export([default_limits/0]).
+
+%% Bodies.
+-export([init_chunked/1]).
+-export([decode_chunked/2]).
+-export([chunk/1]).
+-export([last_chunk/1]).
+
+%% Responses.
+-export([status_line/2]).
+-export([headers_to_iodata/1]).
+-export([reason_phrase/1]).
+
+-export_type([request/0, limits/0, chunked_state/0, parse_error/0]).
+
+-type limits() :: #{
+	max_empty_lines := non_neg_integer(),
+	max_request_line_length := pos_integer(),
+	max_method_length := pos_integer(),
+	max_header_name_length := pos_integer(),
+	max_header_value_length := pos_integer(),
+	max_headers := non_neg_integer()
+}.
+
+-type body() :: none | {length, pos_integer()} | chunked.
+
+-type request() :: #{
+	method := binary(),
+	version := 'HTTP/1.1' | 'HTTP/1.0',
+	path := binary(),
+	qs := binary(),
+	host := binary(),
+	port := inet:port_number() | undefined,
+	scheme := binary() | undefined,
+	headers := #{binary() => binary()},
+	body := body(),
+	keepalive := boolean(),
+	expect_continue := boolean()
+}.
+
+-type parse_error() :: {error, 400 | 408 | 414 | 431 | 501 | 505, atom()}.
+
+%% Chunked decoder state: which part of the chunked framing comes next, and
+%% the limit on the size of the trailer section.
+-type chunked_state() ::
+	{size, binary(), non_neg_integer()}
+	| {data, pos_integer(), non_neg_integer()}
+	| {data_crlf, non_neg_integer()}
+	| {trailers, binary(), non_neg_integer(), non_neg_integer()}.
+
+-define(IS_TOKEN(C),
+	(C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z)
+	orelse (C >= $0 andalso C =< $9)
+	orelse C =:= $! orelse C =:= $# orelse C =:= $$ orelse C =:= $% orelse C =:= $&
+	orelse C =:= $' orelse C =:= $* orelse C =:= $+ orelse C =:= $- orelse C =:= $.
+	orelse C =:= $^ orelse C =:= $_ orelse C =:= $` orelse C =:= $| orelse C =:= $~).
+
+%% Largest chunk-size line (hex digits and extensions) we accept.
+-define(MAX_CHUNK_LINE, 4096).
+
+%% Requests.
+
+-spec default_limits() -> limits().
+default_limits() ->
+	#{
+		max_empty_lines => 5,
+		max_request_line_length => 8000,
+		max_method_length => 32,
+		max_header_name_length => 64,
+		max_header_value_length => 4096,
+		max_headers => 100
+	}.
+
+%% Parses one request head from Buffer. ScanFrom is where the previous call
+%% stopped looking for the blank line that ends the head, so that a head
+%% arriving in many small pieces is scanned once in total.
+-spec parse_request(binary(), non_neg_integer(), limits())
+	-> {ok, request(), binary()} | {more, non_neg_integer()} | parse_error().
+parse_request(Buffer, ScanFrom, Limits = #{max_empty_lines := MaxEmpty}) ->
+	case skip_empty_lines(Buffer, 0, MaxEmpty) of
+		{ok, Skipped, Rest} ->
+			From = max(0, ScanFrom - Skipped),
+			case byte_size(Rest) - From of
+				Avail when Avail < 4 ->
+					partial(Rest, Skipped, Limits);
+				Avail ->
+					case binary:match(Rest, <<"\r\n\r\n">>, [{scope, {From, Avail}}]) of
+						nomatch ->
+							partial(Rest, Skipped, Limits);
+						{Pos, 4} ->
+							Head = binary:part(Rest, 0, Pos + 2),
+							Tail = binary:part(Rest, Pos + 4, byte_size(Rest) - Pos - 4),
+							parse_head(Head, Tail, Limits)
+					end
+			end;
+		more ->
+			{more, 0};
+		Error ->
+			Error
+	end.
+
+partial(Rest, Skipped, Limits) ->
+	case check_partial(Rest, Limits) of
+		ok -> {more, Skipped + max(0, byte_size(Rest) - 3)};
+		Error -> Error
+	end.
+
+skip_empty_lines(<<"\r\n", Rest/bits>>, N, Max) when N < Max ->
+	skip_empty_lines(Rest, N + 1, Max);
+skip_empty_lines(<<"\r\n", _/bits>>, _, _) ->
+	{error, 400, too_many_empty_lines};
+skip_empty_lines(<<"\r">>, _, _) ->
+	more;
+skip_empty_lines(<<"\n", _/bits>>, _, _) ->
+	{error, 400, bare_lf};
+skip_empty_lines(Rest, N, _) ->
+	{ok, 2 * N, Rest}.
+
+%% Limits that can be checked before the head is complete, so that a client
+%% cannot make us buffer an unbounded head: a request line with no end yet
+%% longer than allowed gives 414, a method longer than allowed 501, and more
+%% bytes than the largest head the limits allow 431.
+-spec check_partial(binary(), limits()) -> ok | parse_error().
+check_partial(Rest, #{max_request_line_length := MaxLine, max_method_length := MaxMethod,
+		max_headers := MaxHeaders, max_header_name_length := MaxName,
+		max_header_value_length := MaxValue}) ->
+	Size = byte_size(Rest),
+	case binary:match(Rest, <<"\r\n">>) of
+		nomatch when Size > MaxLine ->
+			{error, 414, request_line_too_long};
+		nomatch ->
+			check_partial_method(Rest, Size, MaxMethod);
+		{LineEnd, 2} when LineEnd > MaxLine ->
+			{error, 414, request_line_too_long};
+		{LineEnd, 2} ->
+			MaxHead = LineEnd + 2 + MaxHeaders * (MaxName + MaxValue + 4) + 2,
+			if
+				Size > MaxHead -> {error, 431, request_header_fields_too_large};
+				true -> ok
+			end
+	end.
+
+check_partial_method(Rest, Size, MaxMethod) ->
+	Scope = min(Size, MaxMethod + 1),
+	case binary:match(Rest, <<" ">>, [{scope, {0, Scope}}]) of
+		nomatch when Size > MaxMethod -> {error, 501, method_too_long};
+		_ -> ok
+	end.
+
+parse_head(Head, Tail, Limits = #{max_request_line_length := MaxLine}) ->
+	{LineEnd, 2} = binary:match(Head, <<"\r\n">>),
+	if
+		LineEnd > MaxLine ->
+			{error, 414, request_line_too_long};
+		true ->
+			Line = binary:part(Head, 0, LineEnd),
+			HeaderLines = binary:part(Head, LineEnd + 2, byte_size(Head) - LineEnd - 2),
+			case parse_request_line(Line, Limits) of
+				{ok, Method, Target, Version} ->
+					case parse_headers(HeaderLines, #{}, 0, Limits) of
+						{ok, Headers} ->
+							finish_request(Method, Target, Version, Headers, Tail);
+						Error ->
+							Error
+					end;
+				Error ->
+					Error
+			end
+	end.
+
+parse_request_line(Line, #{max_method_length := MaxMethod}) ->
+	case binary:split(Line, <<" ">>) of
+		[Method, Rest] when byte_size(Method) > MaxMethod ->
+			_ = Rest,
+			{error, 501, method_too_long};
+		[<<>>, _] ->
+			{error, 400, empty_method};
+		[Method, Rest] ->
+			case is_token(Method) of
+				false ->
+					{error, 400, invalid_method};
+				true ->
+					case binary:split(Rest, <<" ">>) of
+						[Target, Version] when Target =/= <<>> ->
+							parse_version(Method, Target, Version);
+						_ ->
+							{error, 400, invalid_request_line}
+					end
+			end;
+		[_] ->
+			{error, 400, invalid_request_line}
+	end.
+
+parse_version(Method, Target, <<"HTTP/1.1">>) -> {ok, Method, Target, 'HTTP/1.1'};
+parse_version(Method, Target, <<"HTTP/1.0">>) -> {ok, Method, Target, 'HTTP/1.0'};
+parse_version(_, _, <<"HTTP/", A, ".", B>>) when A >= $0, A =< $9, B >= $0, B =< $9 ->
+	{error, 505, http_version_not_supported};
+parse_version(_, _, _) ->
+	{error, 400, invalid_http_version}.
+
+is_token(<<>>) -> true;
+is_token(<<C, Rest/bits>>) when ?IS_TOKEN(C) -> is_token(Rest);
+is_token(_) -> false.
+
+%% Header lines: "name: value" CRLF. Names are lowercased; values are trimmed
+%% of optional whitespace. Repeated fields are joined with ", " (RFC 9110 5.3),
+%% except cookie which is joined with "; " (RFC 6265 5.4).
+parse_headers(<<>>, Acc, _, _) ->
+	{ok, Acc};
+parse_headers(_, _, Count, #{max_headers := Max}) when Count >= Max ->
+	{error, 431, too_many_headers};
+parse_headers(Data, Acc, Count, Limits) ->
+	case binary:match(Data, <<"\r\n">>) of
+		{End, 2} ->
+			Line = binary:part(Data, 0, End),
+			Rest = binary:part(Data, End + 2, byte_size(Data) - End - 2),
+			case parse_header_line(Line, Limits) of
+				{ok, Name, Value} ->
+					parse_headers(Rest, add_header(Name, Value, Acc), Count + 1, Limits);
+				Error ->
+					Error
+			end;
+		nomatch ->
+			{error, 400, invalid_header_line}
+	end.
+
+parse_header_line(<<C, _/bits>>, _) when C =:= $\s; C =:= $\t ->
+	{error, 400, obsolete_line_folding};
+parse_header_line(Line, #{max_header_name_length := MaxName,
+		max_header_value_length := MaxValue}) ->
+	case binary:match(Line, <<":">>) of
+		nomatch ->
+			{error, 400, header_line_without_colon};
+		{0, 1} ->
+			{error, 400, empty_header_name};
+		{NameLen, 1} when NameLen > MaxName ->
+			{error, 431, header_name_too_long};
+		{NameLen, 1} ->
+			case lower_token(binary:part(Line, 0, NameLen), <<>>) of
+				error ->
+					{error, 400, invalid_header_name};
+				Name ->
+					RawValue = binary:part(Line, NameLen + 1, byte_size(Line) - NameLen - 1),
+					Value = trim(RawValue),
+					if
+						byte_size(Value) > MaxValue ->
+							{error, 431, header_value_too_long};
+						true ->
+							case valid_value(Value) of
+								true -> {ok, Name, Value};
+								false -> {error, 400, invalid_header_value}
+							end
+					end
+			end
+	end.
+
+lower_token(<<>>, Acc) -> Acc;
+lower_token(<<C, Rest/bits>>, Acc) when C >= $A, C =< $Z ->
+	lower_token(Rest, <<Acc/binary, (C + 32)>>);
+lower_token(<<C, Rest/bits>>, Acc) when ?IS_TOKEN(C) ->
+	lower_token(Rest, <<Acc/binary, C>>);
+lower_token(_, _) ->
+	error.
+
+%% Field values: visible characters, obs-text, SP and HTAB. No CR, LF, NUL
+%% or other controls.
+valid_value(<<>>) -> true;
+valid_value(<<C, Rest/bits>>) when C >= 32, C =/= 127 -> valid_value(Rest);
+valid_value(<<$\t, Rest/bits>>) -> valid_value(Rest);
+valid_value(_) -> false.
+
+trim(Value) ->
+	trim_trailing(trim_leading(Value)).
+
+trim_leading(<<C, Rest/bits>>) when C =:= $\s; C =:= $\t -> trim_leading(Rest);
+trim_leading(Value) -> Value.
+
+trim_trailing(<<>>) -> <<>>;
+trim_trailing(Value) ->
+	Last = binary:last(Value),
+	if
+		Last =:= $\s; Last =:= $\t ->
+			trim_trailing(binary:part(Value, 0, byte_size(Value) - 1));
+		true ->
+			Value
+	end.
+
+add_header(Name, Value, Acc) ->
+	case Acc of
+		#{Name := Prev} when Name =:= <<"cookie">> -> Acc#{Name => <<Prev/binary, "; ", Value/binary>>};
+		#{Name := Prev} -> Acc#{Name => <<Prev/binary, ", ", Value/binary>>};
+		_ -> Acc#{Name => Value}
+	end.
+
+finish_request(Method, Target, Version, Headers, Tail) ->
+	case parse_target(Method, Target) of
+		{ok, Scheme, TargetAuthority, Path, Qs} ->
+			case request_host(Version, TargetAuthority, Headers) of
+				{ok, Host, Port} ->
+					case request_body(Version, Headers) of
+						{ok, Body} ->
+							{ok, #{
+								method => Method,
+								version => Version,
+								path => Path,
+								qs => Qs,
+								host => Host,
+								port => Port,
+								scheme => Scheme,
+								headers => Headers,
+								body => Body,
+								keepalive => keepalive(Version, Headers),
+								expect_continue => expect_continue(Version, Body, Headers)
+							}, Tail};
+						Error ->
+							Error
+					end;
+				Error ->
+					Error
+			end;
+		Error ->
+			Error
+	end.
+
+%% Request targets (RFC 9112 3.2): origin-form, absolute-form, and
+%% asterisk-form for OPTIONS. CONNECT (authority-form) is not implemented.
+parse_target(<<"CONNECT">>, _) ->
+	{error, 501, connect_not_implemented};
+parse_target(<<"OPTIONS">>, <<"*">>) ->
+	{ok, undefined, undefined, <<"*">>, <<>>};
+parse_target(_, <<"/", _/bits>> = Target) ->
+	split_path(Target, undefined, undefined);
+parse_target(_, Target) ->
+	case Target of
+		<<S1, S2, S3, S4, "://", Rest/bits>> when (S1 bor 32) =:= $h, (S2 bor 32) =:= $t,
+				(S3 bor 32) =:= $t, (S4 bor 32) =:= $p ->
+			absolute_form(<<"http">>, Rest);
+		<<S1, S2, S3, S4, S5, "://", Rest/bits>> when (S1 bor 32) =:= $h,
+				(S2 bor 32) =:= $t, (S3 bor 32) =:= $t, (S4 bor 32) =:= $p,
+				(S5 bor 32) =:= $s ->
+			absolute_form(<<"https">>, Rest);
+		_ ->
+			{error, 400, invalid_request_target}
+	end.
+
+absolute_form(Scheme, Rest) ->
+	{Authority, PathQs} = case binary:match(Rest, [<<"/">>, <<"?">>]) of
+		nomatch -> {Rest, <<"/">>};
+		{Pos, _} -> {binary:part(Rest, 0, Pos), binary:part(Rest, Pos, byte_size(Rest) - Pos)}
+	end,
+	case binary:match(Authority, <<"@">>) of
+		nomatch ->
+			PathQs2 = case PathQs of
+				<<"?", _/bits>> -> <<"/", PathQs/binary>>;
+				_ -> PathQs
+			end,
+			split_path(PathQs2, Scheme, Authority);
+		_ ->
+			{error, 400, userinfo_in_target}
+	end.
+
+split_path(Target, Scheme, Authority) ->
+	case valid_target(Target) of
+		false ->
+			{error, 400, invalid_request_target};
+		true ->
+			case binary:match(Target, <<"?">>) of
+				nomatch ->
+					{ok, Scheme, Authority, Target, <<>>};
+				{Pos, 1} ->
+					{ok, Scheme, Authority, binary:part(Target, 0, Pos),
+						binary:part(Target, Pos + 1, byte_size(Target) - Pos - 1)}
+			end
+	end.
+
+%% Visible ASCII only, and no fragment (clients never send one).
+valid_target(<<>>) -> true;
+valid_target(<<$#, _/bits>>) -> false;
+valid_target(<<C, Rest/bits>>) when C > 32, C < 127 -> valid_target(Rest);
+valid_target(_) -> false.
+
+%% Host (RFC 9112 3.2): required in HTTP/1.1, exactly once. With the
+%% absolute-form, the target's authority wins over the Host header.
+request_host(Version, TargetAuthority, Headers) ->
+	case {Headers, TargetAuthority} of
+		{#{<<"host">> := Value}, undefined} ->
+			case binary:match(Value, <<",">>) of
+				nomatch -> parse_host(Value);
+				_ -> {error, 400, multiple_host_headers}
+			end;
+		{_, undefined} when Version =:= 'HTTP/1.0' ->
+			{ok, <<>>, undefined};
+		{_, undefined} ->
+			{error, 400, missing_host};
+		{_, Authority} ->
+			parse_host(Authority)
+	end.
+
+parse_host(<<"[", _/bits>> = Value) ->
+	case binary:match(Value, <<"]">>) of
+		nomatch ->
+			{error, 400, invalid_host};
+		{Pos, 1} ->
+			Host = binary:part(Value, 0, Pos + 1),
+			case valid_ipv6(binary:part(Host, 1, Pos - 1)) of
+				true -> host_port(lower(Host), binary:part(Value, Pos + 1, byte_size(Value) - Pos - 1));
+				false -> {error, 400, invalid_host}
+			end
+	end;
+parse_host(Value) ->
+	case binary:split(Value, <<":">>) of
+		[Host] -> host_chars(Host, <<>>, undefined);
+		[Host, Port] -> host_port_checked(Host, Port)
+	end.
+
+host_port_checked(Host, Port) ->
+	case host_chars(Host, <<>>, undefined) of
+		{ok, H, _} -> host_port(H, <<":", Port/binary>>);
+		Error -> Error
+	end.
+
+host_port(Host, <<>>) ->
+	{ok, Host, undefined};
+host_port(Host, <<":", Port/bits>>) when Port =/= <<>>, byte_size(Port) =< 5 ->
+	case digits(Port, 0) of
+		N when is_integer(N), N =< 65535 -> {ok, Host, N};
+		_ -> {error, 400, invalid_host}
+	end;
+host_port(_, _) ->
+	{error, 400, invalid_host}.
+
+%% reg-name characters (RFC 3986 3.2.2): unreserved, pct-encoded, sub-delims.
+host_chars(<<>>, Acc, Port) -> {ok, Acc, Port};
+host_chars(<<C, Rest/bits>>, Acc, Port) when C >= $A, C =< $Z ->
+	host_chars(Rest, <<Acc/binary, (C + 32)>>, Port);
+host_chars(<<C, Rest/bits>>, Acc, Port) when (C >= $a andalso C =< $z);
+		(C >= $0 andalso C =< $9); C =:= $-; C =:= $.; C =:= $_; C =:= $~; C =:= $%;
+		C =:= $!; C =:= $$; C =:= $&; C =:= $'; C =:= $(; C =:= $); C =:= $*; C =:= $+;
+		C =:= $;; C =:= $= ->
+	host_chars(Rest, <<Acc/binary, C>>, Port);
+host_chars(_, _, _) ->
+	{error, 400, invalid_host}.
+
+valid_ipv6(<<>>) -> false;
+valid_ipv6(Bin) -> valid_ipv6_chars(Bin).
+
+valid_ipv6_chars(<<>>) -> true;
+valid_ipv6_chars(<<C, Rest/bits>>) when (C >= $0 andalso C =< $9); (C >= $a andalso C =< $f);
+		(C >= $A andalso C =< $F); C =:= $:; C =:= $. ->
+	valid_ipv6_chars(Rest);
+valid_ipv6_chars(_) -> false.
+
+lower(Bin) -> << <<(if C >= $A, C =< $Z -> C + 32; true -> C end)>> || <<C>> <= Bin >>.
+
+digits(<<>>, N) -> N;
+digits(<<C, Rest/bits>>, N) when C >= $0, C =< $9 -> digits(Rest, N * 10 + C - $0);
+digits(_, _) -> error.
+
+%% Message body framing (RFC 9112 6): Transfer-Encoding and Content-Length
+%% together are refused, as are differing Content-Length values.
+request_body(Version, Headers) ->
+	case Headers of
+		#{<<"transfer-encoding">> := _, <<"content-length">> := _} ->
+			{error, 400, content_length_with_transfer_encoding};
+		#{<<"transfer-encoding">> := _} when Version =:= 'HTTP/1.0' ->
+			{error, 400, transfer_encoding_in_http10};
+		#{<<"transfer-encoding">> := TE} ->
+			transfer_encoding(lower(TE));
+		#{<<"content-length">> := CL} ->
+			content_length(CL);
+		_ ->
+			{ok, none}
+	end.
+
+transfer_encoding(<<"chunked">>) ->
+	{ok, chunked};
+transfer_encoding(TE) ->
+	Codings = [trim(C) || C <- binary:split(TE, <<",">>, [global])],
+	case lists:last(Codings) of
+		<<"chunked">> -> {error, 501, transfer_coding_not_implemented};
+		_ -> {error, 400, chunked_not_last_transfer_coding}
+	end.
+
+content_length(CL) ->
+	case digits(CL, 0) of
+		0 when byte_size(CL) > 0 -> {ok, none};
+		N when is_integer(N), byte_size(CL) > 0, byte_size(CL) =< 19 -> {ok, {length, N}};
+		_ ->
+			%% "5, 5" is the same length sent twice (RFC 9110 8.6).
+			case lists:usort([trim(V) || V <- binary:split(CL, <<",">>, [global])]) of
+				[Single] when Single =/= CL -> content_length(Single);
+				_ -> {error, 400, invalid_content_length}
+			end
+	end.
+
+keepalive('HTTP/1.1', #{<<"connection">> := Conn}) ->
+	not has_token(lower(Conn), <<"close">>);
+keepalive('HTTP/1.1', _) ->
+	true;
+keepalive('HTTP/1.0', #{<<"connection">> := Conn}) ->
+	has_token(lower(Conn), <<"keep-alive">>);
+keepalive('HTTP/1.0', _) ->
+	false.
+
+has_token(Value, Token) ->
+	lists:member(Token, [trim(T) || T <- binary:split(Value, <<",">>, [global])]).
+
+expect_continue('HTTP/1.1', Body, #{<<"expect">> := Expect}) when Body =/= none ->
+	lower(Expect) =:= <<"100-continue">>;
+expect_continue(_, _, _) ->
+	false.
+
+%% Chunked transfer coding (RFC 9112 7.1). decode_chunked/2 returns body bytes
+%% as soon as they are decoded: a chunk is never waited for in whole. The
+%% state only ever holds a partial chunk-size line or trailer section.
+
+-spec init_chunked(non_neg_integer()) -> chunked_state().
+init_chunked(MaxTrailers) ->
+	{size, <<>>, MaxTrailers}.
+
+-spec decode_chunked(binary(), chunked_state())
+	-> {more, iodata(), chunked_state()}
+	| {done, iodata(), binary()}
+	| {error, 400 | 431, atom()}.
+decode_chunked(Data, State) ->
+	decode_chunked(Data, State, []).
+
+decode_chunked(<<>>, State, Acc) ->
+	{more, lists:reverse(Acc), State};
+decode_chunked(Data, {data, Left, Max}, Acc) ->
+	Size = byte_size(Data),
+	if
+		Size < Left ->
+			{more, lists:reverse([Data | Acc]), {data, Left - Size, Max}};
+		true ->
+			<<Chunk:Left/binary, Rest/bits>> = Data,
+			decode_chunked(Rest, {data_crlf, Max}, [Chunk | Acc])
+	end;
+decode_chunked(<<"\r\n", Rest/bits>>, {data_crlf, Max}, Acc) ->
+	decode_chunked(Rest, {size, <<>>, Max}, Acc);
+decode_chunked(<<"\r">>, State = {data_crlf, _}, Acc) ->
+	{more, lists:reverse(Acc), State};
+decode_chunked(_, {data_crlf, _}, _) ->
+	{error, 400, chunk_without_crlf};
+decode_chunked(Data, {size, Partial, Max}, Acc) ->
+	Line = case Partial of <<>> -> Data; _ -> <<Partial/binary, Data/binary>> end,
+	case binary:match(Line, <<"\r\n">>) of
+		nomatch when byte_size(Line) > ?MAX_CHUNK_LINE ->
+			{error, 400, chunk_size_line_too_long};
+		nomatch ->
+			{more, lists:reverse(Acc), {size, Line, Max}};
+		{Pos, 2} when Pos > ?MAX_CHUNK_LINE ->
+			{error, 400, chunk_size_line_too_long};
+		{Pos, 2} ->
+			Rest = binary:part(Line, Pos + 2, byte_size(Line) - Pos - 2),
+			case chunk_size(binary:part(Line, 0, Pos), 0, 0) of
+				0 -> decode_chunked(Rest, {trailers, <<>>, 0, Max}, Acc);
+				Size when is_integer(Size) -> decode_chunked(Rest, {data, Size, Max}, Acc);
+				error -> {error, 400, invalid_chunk_size}
+			end
+	end;
+decode_chunked(Data, {trailers, Partial, Seen, Max}, Acc) ->
+	Buf = case Partial of <<>> -> Data; _ -> <<Partial/binary, Data/binary>> end,
+	skip_trailers(Buf, Seen, Max, Acc).
+
+%% Trailer fields are skipped (not merged into headers: RFC 9110 6.5.1 lets
+%% us discard them), up to Max bytes, until the empty line.
+skip_trailers(<<"\r\n", Rest/bits>>, _, _, Acc) ->
+	{done, lists:reverse(Acc), Rest};
+skip_trailers(Buf, Seen, Max, Acc) ->
+	case binary:match(Buf, <<"\r\n">>) of
+		nomatch when Seen + byte_size(Buf) > Max ->
+			{error, 431, trailers_too_large};
+		nomatch ->
+			{more, lists:reverse(Acc), {trailers, Buf, Seen, Max}};
+		{Pos, 2} when Seen + Pos + 2 > Max ->
+			{error, 431, trailers_too_large};
+		{Pos, 2} ->
+			case binary:match(binary:part(Buf, 0, Pos), <<":">>) of
+				nomatch -> {error, 400, invalid_trailer};
+				_ -> skip_trailers(binary:part(Buf, Pos + 2, byte_size(Buf) - Pos - 2),
+					Seen + Pos + 2, Max, Acc)
+			end
+	end.
+
+%% chunk-size [ chunk-ext ]: hex digits, then optional extensions we ignore.
+chunk_size(<<>>, _, 0) -> error;
+chunk_size(<<>>, N, _) -> N;
+chunk_size(_, _, Digits) when Digits > 15 -> error;
+chunk_size(<<C, Rest/bits>>, N, D) when C >= $0, C =< $9 -> chunk_size(Rest, N * 16 + C - $0, D + 1);
+chunk_size(<<C, Rest/bits>>, N, D) when C >= $a, C =< $f -> chunk_size(Rest, N * 16 + C - $a + 10, D + 1);
+chunk_size(<<C, Rest/bits>>, N, D) when C >= $A, C =< $F -> chunk_size(Rest, N * 16 + C - $A + 10, D + 1);
+chunk_size(<<C, _/bits>>, N, D) when D > 0, (C =:= $; orelse C =:= $\s orelse C =:= $\t) -> N;
+chunk_size(_, _, _) -> error.
+
+-spec chunk(iodata()) -> iodata().
+chunk(Data) ->
+	case iolist_size(Data) of
+		0 -> [];
+		Size -> [integer_to_binary(Size, 16), <<"\r\n">>, Data, <<"\r\n">>]
+	end.
+
+-spec last_chunk([{binary(), iodata()}]) -> iodata().
+last_chunk([]) ->
+	<<"0\r\n\r\n">>;
+last_chunk(Trailers) ->
+	[<<"0\r\n">>, headers_to_iodata(Trailers), <<"\r\n">>].
+
+%% Responses.
+
+-spec status_line('HTTP/1.1' | 'HTTP/1.0', non_neg_integer() | binary()) -> iodata().
+status_line('HTTP/1.1', 200) -> <<"HTTP/1.1 200 OK\r\n">>;
+status_line('HTTP/1.1', 204) -> <<"HTTP/1.1 204 No Content\r\n">>;
+status_line('HTTP/1.1', 404) -> <<"HTTP/1.1 404 Not Found\r\n">>;
+status_line(Version, Status) when is_integer(Status) ->
+	[atom_to_binary(Version), <<" ">>, integer_to_binary(Status), <<" ">>,
+		reason_phrase(Status), <<"\r\n">>];
+status_line(Version, Status) when is_binary(Status) ->
+	[atom_to_binary(Version), <<" ">>, Status, <<"\r\n">>].
+
+-spec headers_to_iodata([{iodata(), iodata()}]) -> iodata().
+headers_to_iodata(Headers) ->
+	[[Name, <<": ">>, Value, <<"\r\n">>] || {Name, Value} <- Headers].
+
+-spec reason_phrase(non_neg_integer()) -> binary().
+reason_phrase(100) -> <<"Continue">>;
+reason_phrase(101) -> <<"Switching Protocols">>;
+reason_phrase(102) -> <<"Processing">>;
+reason_phrase(103) -> <<"Early Hints">>;
+reason_phrase(200) -> <<"OK">>;
+reason_phrase(201) -> <<"Created">>;
+reason_phrase(202) -> <<"Accepted">>;
+reason_phrase(203) -> <<"Non-Authoritative Information">>;
+reason_phrase(204) -> <<"No Content">>;
+reason_phrase(205) -> <<"Reset Content">>;
+reason_phrase(206) -> <<"Partial Content">>;
+reason_phrase(207) -> <<"Multi-Status">>;
+reason_phrase(300) -> <<"Multiple Choices">>;
+reason_phrase(301) -> <<"Moved Permanently">>;
+reason_phrase(302) -> <<"Found">>;
+reason_phrase(303) -> <<"See Other">>;
+reason_phrase(304) -> <<"Not Modified">>;
+reason_phrase(307) -> <<"Temporary Redirect">>;
+reason_phrase(308) -> <<"Permanent Redirect">>;
+reason_phrase(400) -> <<"Bad Request">>;
+reason_phrase(401) -> <<"Unauthorized">>;
+reason_phrase(402) -> <<"Payment Required">>;
+reason_phrase(403) -> <<"Forbidden">>;
+reason_phrase(404) -> <<"Not Found">>;
+reason_phrase(405) -> <<"Method Not Allowed">>;
+reason_phrase(406) -> <<"Not Acceptable">>;
+reason_phrase(407) -> <<"Proxy Authentication Required">>;
+reason_phrase(408) -> <<"Request Timeout">>;
+reason_phrase(409) -> <<"Conflict">>;
+reason_phrase(410) -> <<"Gone">>;
+reason_phrase(411) -> <<"Length Required">>;
+reason_phrase(412) -> <<"Precondition Failed">>;
+reason_phrase(413) -> <<"Content Too Large">>;
+reason_phrase(414) -> <<"URI Too Long">>;
+reason_phrase(415) -> <<"Unsupported Media Type">>;
+reason_phrase(416) -> <<"Range Not Satisfiable">>;
+reason_phrase(417) -> <<"Expectation Failed">>;
+reason_phrase(421) -> <<"Misdirected Request">>;
+reason_phrase(422) -> <<"Unprocessable Content">>;
+reason_phrase(425) -> <<"Too Early">>;
+reason_phrase(426) -> <<"Upgrade Required">>;
+reason_phrase(428) -> <<"Precondition Required">>;
+reason_phrase(429) -> <<"Too Many Requests">>;
+reason_phrase(431) -> <<"Request Header Fields Too Large">>;
+reason_phrase(451) -> <<"Unavailable For Legal Reasons">>;
+reason_phrase(500) -> <<"Internal Server Error">>;
+reason_phrase(501) -> <<"Not Implemented">>;
+reason_phrase(502) -> <<"Bad Gateway">>;
+reason_phrase(503) -> <<"Service Unavailable">>;
+reason_phrase(504) -> <<"Gateway Timeout">>;
+reason_phrase(505) -> <<"HTTP Version Not Supported">>;
+reason_phrase(_) -> <<"Unknown">>.

@@ -1,0 +1,30 @@
+%% One listener: its connection supervisor shards, then the acceptors that
+%% own the listen socket. rest_for_one, so that if a shard dies the acceptors
+%% restart and pick up the new shard pids; on stop, acceptors go first (no new
+%% connections) and the shards then drain.
+-module(mustang_listener_sup).
+-behaviour(supervisor).
+
+-export([start_link/3]).
+-export([init/1]).
+
+-spec start_link(mustang:ref(), module(), map()) -> {ok, pid()} | {error, any()}.
+start_link(Ref, Transport, TransOpts) ->
+	supervisor:start_link(?MODULE, {Ref, Transport, TransOpts}).
+
+-spec init({mustang:ref(), module(), map()})
+	-> {ok, {supervisor:sup_flags(), [supervisor:child_spec()]}}.
+init({Ref, Transport, TransOpts = #{num_conns_sups := NumConnsSups}}) ->
+	ConnsSups = [#{
+		id => {mustang_conns_sup, Id},
+		start => {mustang_conns_sup, start_link, [Ref, Id, Transport, TransOpts]},
+		type => supervisor,
+		shutdown => infinity
+	} || Id <- lists:seq(1, NumConnsSups)],
+	Acceptors = #{
+		id => mustang_acceptors_sup,
+		start => {mustang_acceptors_sup, start_link, [Ref, Transport, TransOpts]},
+		type => supervisor,
+		shutdown => infinity
+	},
+	{ok, {#{strategy => rest_for_one, intensity => 1, period => 5}, ConnsSups ++ [Acceptors]}}.

@@ -1,0 +1,14 @@
+%% Supervises one mustang_listener_sup per listener.
+-module(mustang_listeners_sup).
+-behaviour(supervisor).
+
+-export([start_link/0]).
+-export([init/1]).
+
+-spec start_link() -> {ok, pid()} | {error, any()}.
+start_link() ->
+	supervisor:start_link({local, ?MODULE}, ?MODULE, []).
+
+-spec init([]) -> {ok, {supervisor:sup_flags(), []}}.
+init([]) ->
+	{ok, {#{strategy => one_for_one, intensity => 10, period => 10}, []}}.

@@ -1,0 +1,82 @@
+%% Owns the ETS table that holds each listener's options, its port and its
+%% connection supervisors. Connection processes read their protocol options
+%% here when they start, so mustang:set_env/3 applies to new connections
+%% without restarting the listener.
+-module(mustang_registry).
+-behaviour(gen_server).
+
+-export([start_link/0]).
+-export([set_listener/3]).
+-export([delete_listener/1]).
+-export([get_protocol_opts/1]).
+-export([set_protocol_opts/2]).
+-export([get_transport_opts/1]).
+-export([set_port/2]).
+-export([get_port/1]).
+-export([set_conns_sup/3]).
+-export([get_conns_sups/1]).
+
+-export([init/1]).
+-export([handle_call/3]).
+-export([handle_cast/2]).
+
+-define(TAB, ?MODULE).
+
+-spec start_link() -> {ok, pid()} | {error, any()}.
+start_link() ->
+	gen_server:start_link({local, ?MODULE}, ?MODULE, [], []).
+
+-spec set_listener(mustang:ref(), map(), map()) -> ok.
+set_listener(Ref, TransOpts, ProtoOpts) ->
+	true = ets:insert(?TAB, [{{trans_opts, Ref}, TransOpts}, {{proto_opts, Ref}, ProtoOpts}]),
+	ok.
+
+-spec delete_listener(mustang:ref()) -> ok.
+delete_listener(Ref) ->
+	true = ets:match_delete(?TAB, {{'_', Ref}, '_'}),
+	true = ets:match_delete(?TAB, {{conns_sup, Ref, '_'}, '_'}),
+	ok.
+
+-spec get_protocol_opts(mustang:ref()) -> map().
+get_protocol_opts(Ref) ->
+	ets:lookup_element(?TAB, {proto_opts, Ref}, 2).
+
+-spec set_protocol_opts(mustang:ref(), map()) -> ok.
+set_protocol_opts(Ref, Opts) ->
+	true = ets:insert(?TAB, {{proto_opts, Ref}, Opts}),
+	ok.
+
+-spec get_transport_opts(mustang:ref()) -> map().
+get_transport_opts(Ref) ->
+	ets:lookup_element(?TAB, {trans_opts, Ref}, 2).
+
+-spec set_port(mustang:ref(), inet:port_number()) -> ok.
+set_port(Ref, Port) ->
+	true = ets:insert(?TAB, {{port, Ref}, Port}),
+	ok.
+
+-spec get_port(mustang:ref()) -> inet:port_number().
+get_port(Ref) ->
+	ets:lookup_element(?TAB, {port, Ref}, 2).
+
+-spec set_conns_sup(mustang:ref(), pos_integer(), pid()) -> ok.
+set_conns_sup(Ref, Id, Pid) ->
+	true = ets:insert(?TAB, {{conns_sup, Ref, Id}, Pid}),
+	ok.
+
+-spec get_conns_sups(mustang:ref()) -> [{pos_integer(), pid()}].
+get_conns_sups(Ref) ->
+	lists:sort([{Id, Pid} || [Id, Pid] <- ets:match(?TAB, {{conns_sup, Ref, '$1'}, '$2'})]).
+
+-spec init([]) -> {ok, undefined}.
+init([]) ->
+	_ = ets:new(?TAB, [named_table, public, set, {read_concurrency, true}]),
+	{ok, undefined}.
+
+-spec handle_call(any(), gen_server:from(), undefined) -> {reply, {error, unknown_call}, undefined}.
+handle_call(_, _, State) ->
+	{reply, {error, unknown_call}, State}.
+
+-spec handle_cast(any(), undefined) -> {noreply, undefined}.
+handle_cast(_, State) ->
+	{noreply, State}.

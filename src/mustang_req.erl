@@ -1,0 +1,560 @@
+%% The request API: functions with the names, arities and meaning of Cowboy's
+%% documented cowboy_req. The Req is a map with the documented keys.
+%%
+%% Calls that touch the connection (body reads, replies, streaming) work the
+%% same whether the handler runs in the connection process (mode inline) or
+%% in a process of its own (mode process); see doc/internals/http1.md.
+%%
+%% Bad client input found here (invalid query string, header or urlencoded
+%% body) ends the request with exit({request_error, Reason, Text}): the
+%% connection answers 400 (408 for a body read timeout, 413 for a body too
+%% large) if nothing was sent yet, and logs a line, not a crash report.
+-module(mustang_req).
+
+%% Request.
+-export([method/1]).
+-export([version/1]).
+-export([scheme/1]).
+-export([host/1]).
+-export([host_info/1]).
+-export([port/1]).
+-export([path/1]).
+-export([path_info/1]).
+-export([qs/1]).
+-export([parse_qs/1]).
+-export([match_qs/2]).
+-export([uri/1]).
+-export([uri/2]).
+-export([binding/2]).
+-export([binding/3]).
+-export([bindings/1]).
+-export([header/2]).
+-export([header/3]).
+-export([headers/1]).
+-export([parse_header/2]).
+-export([parse_header/3]).
+-export([parse_cookies/1]).
+-export([match_cookies/2]).
+-export([peer/1]).
+-export([sock/1]).
+-export([cert/1]).
+
+%% Request body.
+-export([has_body/1]).
+-export([body_length/1]).
+-export([read_body/1]).
+-export([read_body/2]).
+-export([read_urlencoded_body/1]).
+-export([read_urlencoded_body/2]).
+-export([read_and_match_urlencoded_body/2]).
+-export([read_and_match_urlencoded_body/3]).
+
+%% Response.
+-export([set_resp_cookie/3]).
+-export([set_resp_cookie/4]).
+-export([set_resp_header/3]).
+-export([set_resp_headers/2]).
+-export([has_resp_header/2]).
+-export([resp_header/2]).
+-export([resp_header/3]).
+-export([resp_headers/1]).
+-export([delete_resp_header/2]).
+-export([set_resp_body/2]).
+-export([has_resp_body/1]).
+-export([inform/2]).
+-export([inform/3]).
+-export([reply/2]).
+-export([reply/3]).
+-export([reply/4]).
+-export([stream_reply/2]).
+-export([stream_reply/3]).
+-export([stream_body/3]).
+-export([stream_events/3]).
+-export([stream_trailers/2]).
+-export([push/3]).
+-export([push/4]).
+
+-type req() :: #{
+	method := binary(),
+	version := 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2',
+	scheme := binary(),
+	host := binary(),
+	port := inet:port_number(),
+	path := binary(),
+	qs := binary(),
+	headers := headers(),
+	peer := {inet:ip_address(), inet:port_number()} | undefined,
+	sock := {inet:ip_address(), inet:port_number()} | undefined,
+	cert := binary() | undefined,
+	ref := mustang:ref(),
+	pid := pid(),
+	streamid := pos_integer(),
+	mode := inline | process,
+	has_body := boolean(),
+	body_length := non_neg_integer() | undefined,
+	bindings => bindings(),
+	host_info => undefined | [binary()],
+	path_info => undefined | [binary()],
+	resp_headers => headers(),
+	resp_cookies => #{iodata() => iodata()},
+	resp_body => resp_body(),
+	has_sent_resp => headers | true,
+	atom() => any()
+}.
+-type headers() :: #{binary() => iodata()}.
+-type bindings() :: #{atom() => any()}.
+-type status() :: 100..999 | binary().
+-type resp_body() :: iodata() | {sendfile, non_neg_integer(), non_neg_integer(), file:name_all()}.
+-type read_body_opts() :: #{length => non_neg_integer() | infinity, period => non_neg_integer(),
+	timeout => timeout()}.
+-type cookie_opts() :: map().
+-type fields() :: mustang_constraints:fields().
+-type event() :: #{comment => iodata(), data => iodata(), event => iodata() | atom(),
+	id => iodata(), retry => non_neg_integer()}.
+-export_type([req/0, fields/0, headers/0, bindings/0, status/0, resp_body/0, read_body_opts/0]).
+
+%% Request.
+
+-spec method(req()) -> binary().
+method(#{method := Method}) -> Method.
+
+-spec version(req()) -> 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2'.
+version(#{version := Version}) -> Version.
+
+-spec scheme(req()) -> binary().
+scheme(#{scheme := Scheme}) -> Scheme.
+
+-spec host(req()) -> binary().
+host(#{host := Host}) -> Host.
+
+-spec host_info(req()) -> undefined | [binary()].
+host_info(Req) -> maps:get(host_info, Req, undefined).
+
+-spec port(req()) -> inet:port_number().
+port(#{port := Port}) -> Port.
+
+-spec path(req()) -> binary().
+path(#{path := Path}) -> Path.
+
+-spec path_info(req()) -> undefined | [binary()].
+path_info(Req) -> maps:get(path_info, Req, undefined).
+
+-spec qs(req()) -> binary().
+qs(#{qs := Qs}) -> Qs.
+
+-spec parse_qs(req()) -> [{binary(), binary() | true}].
+parse_qs(#{qs := Qs}) ->
+	case mustang_qs:parse_qs(Qs) of
+		{ok, List} -> List;
+		{error, Reason} ->
+			exit({request_error, {parse_qs, Reason}, 'The query string is malformed.'})
+	end.
+
+-spec match_qs(fields(), req()) -> map().
+match_qs(Fields, Req) ->
+	case match_fields(Fields, parse_qs(Req)) of
+		{ok, Map} -> Map;
+		{error, Errors} ->
+			exit({request_error, {match_qs, Errors}, 'Query string validation failed.'})
+	end.
+
+-spec uri(req()) -> iodata().
+uri(Req) -> uri(Req, #{}).
+
+%% Builds the request URI; each part can be replaced or, with undefined,
+%% left out (RFC 3986 5.3).
+-spec uri(req(), map()) -> iodata().
+uri(#{scheme := Scheme0, host := Host0, port := Port0, path := Path0, qs := Qs0}, Opts) ->
+	Scheme = maps:get(scheme, Opts, Scheme0),
+	Host = maps:get(host, Opts, Host0),
+	Port = maps:get(port, Opts, Port0),
+	Path = maps:get(path, Opts, Path0),
+	Qs = maps:get(qs, Opts, Qs0),
+	Fragment = maps:get(fragment, Opts, undefined),
+	[
+		case {Scheme, Host} of
+			{undefined, undefined} -> [];
+			{undefined, _} -> [<<"//">>, Host];
+			_ -> [Scheme, <<"://">>, Host]
+		end,
+		case {Host, uri_port(Scheme, Port)} of
+			{undefined, _} -> [];
+			{_, default} -> [];
+			{_, P} -> [$:, integer_to_binary(P)]
+		end,
+		case Path of undefined -> []; _ -> Path end,
+		case Qs of undefined -> []; <<>> -> []; _ -> [$?, Qs] end,
+		case Fragment of undefined -> []; _ -> [$#, Fragment] end
+	].
+
+uri_port(_, undefined) -> default;
+uri_port(<<"http">>, 80) -> default;
+uri_port(<<"https">>, 443) -> default;
+uri_port(_, Port) -> Port.
+
+-spec binding(atom(), req()) -> any() | undefined.
+binding(Name, Req) -> binding(Name, Req, undefined).
+
+-spec binding(atom(), req(), Default) -> any() | Default.
+binding(Name, Req, Default) when is_atom(Name) ->
+	maps:get(Name, maps:get(bindings, Req, #{}), Default).
+
+-spec bindings(req()) -> bindings().
+bindings(Req) -> maps:get(bindings, Req, #{}).
+
+-spec header(binary(), req()) -> binary() | undefined.
+header(Name, Req) -> header(Name, Req, undefined).
+
+-spec header(binary(), req(), Default) -> binary() | Default.
+header(Name, #{headers := Headers}, Default) -> maps:get(Name, Headers, Default).
+
+-spec headers(req()) -> headers().
+headers(#{headers := Headers}) -> Headers.
+
+-spec parse_header(binary(), req()) -> any().
+parse_header(Name = <<"content-length">>, Req) -> parse_header(Name, Req, 0);
+parse_header(Name = <<"cookie">>, Req) -> parse_header(Name, Req, []);
+parse_header(Name, Req) -> parse_header(Name, Req, undefined).
+
+-spec parse_header(binary(), req(), any()) -> any().
+parse_header(Name, #{headers := Headers}, Default) ->
+	case Headers of
+		#{Name := Value} ->
+			case mustang_http_hd:parse(Name, Value) of
+				{ok, Parsed} -> Parsed;
+				{error, Reason} ->
+					exit({request_error, {header, Name, Reason}, 'A request header is malformed.'})
+			end;
+		_ ->
+			Default
+	end.
+
+-spec parse_cookies(req()) -> [{binary(), binary()}].
+parse_cookies(Req) -> parse_header(<<"cookie">>, Req).
+
+-spec match_cookies(fields(), req()) -> map().
+match_cookies(Fields, Req) ->
+	case match_fields(Fields, parse_cookies(Req)) of
+		{ok, Map} -> Map;
+		{error, Errors} ->
+			exit({request_error, {match_cookies, Errors}, 'Cookie validation failed.'})
+	end.
+
+-spec peer(req()) -> {inet:ip_address(), inet:port_number()} | undefined.
+peer(#{peer := Peer}) -> Peer.
+
+-spec sock(req()) -> {inet:ip_address(), inet:port_number()} | undefined.
+sock(#{sock := Sock}) -> Sock.
+
+-spec cert(req()) -> binary() | undefined.
+cert(#{cert := Cert}) -> Cert.
+
+%% Fields are Name, {Name, Constraints} or {Name, Constraints, Default}, as
+%% in the router. A missing field without default is an error.
+match_fields(Fields, KVs) ->
+	{Map, Errors} = lists:foldl(fun(Field, {Acc, Errs}) ->
+		{Name, Constraints, Default} = field_spec(Field),
+		Key = atom_to_binary(Name, utf8),
+		case lists:keyfind(Key, 1, KVs) of
+			{_, Value} ->
+				case mustang_constraints:validate(Value, Constraints) of
+					{ok, Value2} -> {Acc#{Name => Value2}, Errs};
+					{error, Reason} -> {Acc, Errs#{Name => Reason}}
+				end;
+			false when Default =:= '$mustang_required' ->
+				{Acc, Errs#{Name => required}};
+			false ->
+				{Acc#{Name => Default}, Errs}
+		end
+	end, {#{}, #{}}, Fields),
+	case map_size(Errors) of
+		0 -> {ok, Map};
+		_ -> {error, Errors}
+	end.
+
+field_spec(Name) when is_atom(Name) -> {Name, [], '$mustang_required'};
+field_spec({Name, Constraints}) -> {Name, Constraints, '$mustang_required'};
+field_spec({Name, Constraints, Default}) -> {Name, Constraints, Default}.
+
+%% Request body.
+
+-spec has_body(req()) -> boolean().
+has_body(#{has_body := HasBody}) -> HasBody.
+
+-spec body_length(req()) -> non_neg_integer() | undefined.
+body_length(#{body_length := Length}) -> Length.
+
+-spec read_body(req()) -> {ok, binary(), req()} | {more, binary(), req()}.
+read_body(Req) -> read_body(Req, #{}).
+
+%% Returns as soon as `length` bytes (default 8000000) were read, the body
+%% ended, or `period` ms (default 15000) passed. Call again while it
+%% returns `more`. The first call sends 100 Continue when the client asked.
+-spec read_body(req(), read_body_opts()) -> {ok, binary(), req()} | {more, binary(), req()}.
+read_body(Req = #{has_body := false}, _) ->
+	{ok, <<>>, Req};
+read_body(Req, Opts) ->
+	Length = case maps:get(length, Opts, 8000000) of
+		infinity -> 1 bsl 62;
+		L -> L
+	end,
+	Period = maps:get(period, Opts, 15000),
+	Timeout = maps:get(timeout, Opts, Period + 1000),
+	case command(Req, {read_body, Length, Period, Timeout}, Timeout + 1000) of
+		{fin, Data} ->
+			{ok, Data, Req};
+		{nofin, Data} ->
+			{more, Data, Req};
+		{error, Reason} ->
+			exit({request_error, {read_body, Reason}, 'The request body could not be read.'})
+	end.
+
+-spec read_urlencoded_body(req()) -> {ok, [{binary(), binary() | true}], req()}.
+read_urlencoded_body(Req) -> read_urlencoded_body(Req, #{}).
+
+%% Reads the whole body (up to `length`, default 64000 bytes; larger bodies
+%% give 413) and parses it, keeping at most `max_keys` pairs (default 1000).
+-spec read_urlencoded_body(req(), read_body_opts() | #{max_keys => non_neg_integer() | infinity})
+	-> {ok, [{binary(), binary() | true}], req()}.
+read_urlencoded_body(Req, Opts) ->
+	ReadOpts = maps:merge(#{length => 64000, period => 5000}, maps:without([max_keys], Opts)),
+	case read_body(Req, ReadOpts) of
+		{ok, Body, Req2} ->
+			case mustang_qs:parse_qs_limited(Body, maps:get(max_keys, Opts, 1000)) of
+				{ok, List} -> {ok, List, Req2};
+				{error, Reason} ->
+					exit({request_error, {read_urlencoded_body, Reason},
+						'The urlencoded body is malformed or has too many keys.'})
+			end;
+		{more, _, _} ->
+			exit({request_error, {read_urlencoded_body, too_large},
+				'The urlencoded body is larger than allowed.'})
+	end.
+
+-spec read_and_match_urlencoded_body(fields(), req()) -> {ok, map(), req()}.
+read_and_match_urlencoded_body(Fields, Req) ->
+	read_and_match_urlencoded_body(Fields, Req, #{}).
+
+-spec read_and_match_urlencoded_body(fields(), req(), map()) -> {ok, map(), req()}.
+read_and_match_urlencoded_body(Fields, Req, Opts) ->
+	{ok, KVs, Req2} = read_urlencoded_body(Req, Opts),
+	case match_fields(Fields, KVs) of
+		{ok, Map} -> {ok, Map, Req2};
+		{error, Errors} ->
+			exit({request_error, {read_and_match_urlencoded_body, Errors},
+				'Urlencoded body validation failed.'})
+	end.
+
+%% Response.
+
+-spec set_resp_cookie(iodata(), iodata(), req()) -> req().
+set_resp_cookie(Name, Value, Req) -> set_resp_cookie(Name, Value, Req, #{}).
+
+-spec set_resp_cookie(iodata(), iodata(), req(), cookie_opts()) -> req().
+set_resp_cookie(Name, Value, Req, Opts) ->
+	Cookie = mustang_cookie:setcookie(Name, Value, Opts),
+	Cookies = maps:get(resp_cookies, Req, #{}),
+	Req#{resp_cookies => Cookies#{iolist_to_binary(Name) => Cookie}}.
+
+-spec set_resp_header(binary(), iodata(), req()) -> req().
+set_resp_header(<<"set-cookie">>, _, _) ->
+	error({badarg, use_set_resp_cookie});
+set_resp_header(Name, Value, Req) ->
+	Headers = maps:get(resp_headers, Req, #{}),
+	Req#{resp_headers => Headers#{Name => Value}}.
+
+-spec set_resp_headers(headers(), req()) -> req().
+set_resp_headers(#{<<"set-cookie">> := _}, _) ->
+	error({badarg, use_set_resp_cookie});
+set_resp_headers(NewHeaders, Req) ->
+	Req#{resp_headers => maps:merge(maps:get(resp_headers, Req, #{}), NewHeaders)}.
+
+-spec has_resp_header(binary(), req()) -> boolean().
+has_resp_header(Name, Req) -> maps:is_key(Name, maps:get(resp_headers, Req, #{})).
+
+-spec resp_header(binary(), req()) -> iodata() | undefined.
+resp_header(Name, Req) -> resp_header(Name, Req, undefined).
+
+-spec resp_header(binary(), req(), Default) -> iodata() | Default.
+resp_header(Name, Req, Default) -> maps:get(Name, maps:get(resp_headers, Req, #{}), Default).
+
+-spec resp_headers(req()) -> headers().
+resp_headers(Req) -> maps:get(resp_headers, Req, #{}).
+
+-spec delete_resp_header(binary(), req()) -> req().
+delete_resp_header(Name, Req = #{resp_headers := Headers}) ->
+	Req#{resp_headers => maps:remove(Name, Headers)};
+delete_resp_header(_, Req) ->
+	Req.
+
+-spec set_resp_body(resp_body(), req()) -> req().
+set_resp_body(Body, Req) -> Req#{resp_body => Body}.
+
+-spec has_resp_body(req()) -> boolean().
+has_resp_body(#{resp_body := {sendfile, _, Length, _}}) -> Length > 0;
+has_resp_body(#{resp_body := Body}) -> iolist_size(Body) > 0;
+has_resp_body(_) -> false.
+
+-spec inform(status(), req()) -> ok.
+inform(Status, Req) -> inform(Status, #{}, Req).
+
+%% 1xx informational response (RFC 9110 15.2), before the final one.
+-spec inform(status(), headers(), req()) -> ok.
+inform(_, _, #{has_sent_resp := _}) ->
+	error(function_clause);
+inform(Status, Headers, Req) ->
+	check_status(Status),
+	check_headers(Headers),
+	ok(command(Req, {inform, Status, Headers}, infinity)).
+
+-spec reply(status(), req()) -> req().
+reply(Status, Req) -> reply(Status, #{}, Req).
+
+-spec reply(status(), headers(), req()) -> req().
+reply(Status, Headers, Req = #{resp_body := Body}) -> reply(Status, Headers, Body, Req);
+reply(Status, Headers, Req) -> reply(Status, Headers, <<>>, Req).
+
+%% Sends the whole response. Headers given here override those set with
+%% set_resp_header/3; content-length is computed from the body.
+-spec reply(status(), headers(), resp_body(), req()) -> req().
+reply(_, _, _, #{has_sent_resp := _}) ->
+	error({mustang_req, response_already_sent});
+reply(Status, Headers0, Body, Req) ->
+	check_status(Status),
+	Headers = response_headers(Headers0, Req),
+	ok(command(Req, {response, Status, Headers, Body}, infinity)),
+	Req#{has_sent_resp => true}.
+
+-spec stream_reply(status(), req()) -> req().
+stream_reply(Status, Req) -> stream_reply(Status, #{}, Req).
+
+%% Sends the status and headers; the body follows with stream_body/3 (chunked
+%% on HTTP/1.1 unless a content-length header is given).
+-spec stream_reply(status(), headers(), req()) -> req().
+stream_reply(_, _, #{has_sent_resp := _}) ->
+	error({mustang_req, response_already_sent});
+stream_reply(Status, Headers0, Req) ->
+	check_status(Status),
+	Headers = response_headers(Headers0, Req),
+	ok(command(Req, {headers, Status, Headers}, infinity)),
+	Req#{has_sent_resp => headers}.
+
+-spec stream_body(resp_body(), fin | nofin, req()) -> ok.
+stream_body(Data, IsFin, Req = #{has_sent_resp := headers}) ->
+	ok(command(Req, {data, IsFin, Data}, infinity));
+stream_body(_, _, _) ->
+	error({mustang_req, stream_reply_not_called}).
+
+%% Server-sent events (text/event-stream, HTML Living Standard 9.2).
+-spec stream_events(event() | [event()], fin | nofin, req()) -> ok.
+stream_events(Event, IsFin, Req) when is_map(Event) ->
+	stream_events([Event], IsFin, Req);
+stream_events(Events, IsFin, Req) ->
+	stream_body([event_to_iodata(E) || E <- Events], IsFin, Req).
+
+event_to_iodata(Event) ->
+	[
+		case Event of
+			#{comment := Comment} -> prefix_lines(Comment, <<":">>);
+			_ -> []
+		end,
+		case Event of
+			#{event := Name} when is_atom(Name) -> [<<"event: ">>, atom_to_binary(Name, utf8), $\n];
+			#{event := Name} -> [<<"event: ">>, Name, $\n];
+			_ -> []
+		end,
+		case Event of
+			#{id := Id} -> [<<"id: ">>, Id, $\n];
+			_ -> []
+		end,
+		case Event of
+			#{retry := Retry} -> [<<"retry: ">>, integer_to_binary(Retry), $\n];
+			_ -> []
+		end,
+		case Event of
+			#{data := Data} -> prefix_lines(Data, <<"data: ">>);
+			_ -> []
+		end,
+		$\n
+	].
+
+prefix_lines(IoData, Prefix) ->
+	Lines = binary:split(iolist_to_binary(IoData), [<<"\r\n">>, <<"\r">>, <<"\n">>], [global]),
+	[[Prefix, Line, $\n] || Line <- Lines].
+
+-spec stream_trailers(headers(), req()) -> ok.
+stream_trailers(Trailers, Req = #{has_sent_resp := headers}) ->
+	check_headers(Trailers),
+	ok(command(Req, {trailers, Trailers}, infinity));
+stream_trailers(_, _) ->
+	error({mustang_req, stream_reply_not_called}).
+
+%% Server push exists only in HTTP/2; over HTTP/1.1 it is ignored, as
+%% documented for cowboy_req:push/3,4.
+-spec push(iodata(), headers(), req()) -> ok.
+push(Path, Headers, Req) -> push(Path, Headers, Req, #{}).
+
+-spec push(iodata(), headers(), req(), map()) -> ok.
+push(_, _, #{version := 'HTTP/2'}, _) -> ok;
+push(_, _, _, _) -> ok.
+
+response_headers(Headers0, Req) ->
+	Headers1 = maps:merge(maps:get(resp_headers, Req, #{}), Headers0),
+	check_headers(Headers1),
+	case maps:get(resp_cookies, Req, #{}) of
+		Cookies when map_size(Cookies) =:= 0 -> Headers1;
+		Cookies -> Headers1#{<<"set-cookie">> => maps:values(Cookies)}
+	end.
+
+check_status(Status) when is_integer(Status), Status >= 100, Status =< 999 -> ok;
+check_status(<<A, B, C, " ", Reason/bits>>) when A >= $1, A =< $9, B >= $0, B =< $9,
+		C >= $0, C =< $9 ->
+	case safe(Reason) of
+		true -> ok;
+		false -> error({invalid_status, Reason})
+	end;
+check_status(Status) ->
+	error({invalid_status, Status}).
+
+%% Handler bugs must not become response splitting: names and values with
+%% CR, LF or NUL, and names with separators, are refused before anything is
+%% sent, so the handler crashes and the client gets a 500.
+check_headers(Headers) ->
+	maps:foreach(fun(Name, Value) ->
+		case is_binary(Name) andalso Name =/= <<>> andalso valid_name(Name)
+				andalso safe(iolist_to_binary(Value)) of
+			true -> ok;
+			false -> error({invalid_response_header, Name, Value})
+		end
+	end, Headers).
+
+valid_name(<<>>) -> true;
+valid_name(<<C, Rest/bits>>) when C > 32, C < 127, C =/= $: -> valid_name(Rest);
+valid_name(_) -> false.
+
+safe(<<>>) -> true;
+safe(<<C, _/bits>>) when C =:= $\r; C =:= $\n; C =:= 0 -> false;
+safe(<<_, Rest/bits>>) -> safe(Rest).
+
+ok(ok) -> ok;
+ok({error, closed}) -> exit({shutdown, {socket_error, closed}});
+ok({error, Reason}) -> exit({shutdown, {socket_error, Reason}}).
+
+%% Sends a command to the connection that owns the stream.
+command(#{mode := inline, pid := Pid}, Command, _) when Pid =:= self() ->
+	mustang_http1:inline_command(Command);
+command(#{mode := inline}, _, _) ->
+	error({mustang_req, inline_req_used_from_other_process});
+command(#{pid := Pid, streamid := StreamID}, Command, Timeout) ->
+	MRef = monitor(process, Pid),
+	Pid ! {{Pid, StreamID}, {MRef, self(), Command}},
+	receive
+		{MRef, Result} ->
+			demonitor(MRef, [flush]),
+			Result;
+		{'DOWN', MRef, process, _, _} ->
+			exit({shutdown, connection_closed})
+	after Timeout ->
+		demonitor(MRef, [flush]),
+		{error, timeout}
+	end.

@@ -1,0 +1,237 @@
+%% Listener behaviour: start/stop, options, back-pressure, graceful stop,
+%% TLS with ALPN, and OTP special-process compliance of connections.
+-module(listener_SUITE).
+-compile([export_all, nowarn_export_all]).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+all() ->
+	[start_stop_get_port, unknown_options_refused, invalid_values_refused, port_in_use,
+		set_env_new_connections, max_connections_backpressure, graceful_stop_inflight,
+		graceful_stop_idle_closes, tls_alpn_http11, tls_without_certificate_refused,
+		conn_is_special_process, conns_sup_supervisor_calls].
+
+init_per_suite(Config) ->
+	{ok, _} = application:ensure_all_started(mustang),
+	Config.
+
+end_per_suite(_) ->
+	ok.
+
+dispatch() ->
+	mustang_router:compile([{'_', [
+		{"/", mustang_demo_hello_h, []},
+		{"/sleep", mustang_demo_sleep_h, []}
+	]}]).
+
+opts() ->
+	#{env => #{dispatch => dispatch()}}.
+
+get(Port, Path) ->
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, ["GET ", Path, " HTTP/1.1\r\nhost: localhost\r\n\r\n"]),
+	R = recv_response(S, <<>>),
+	gen_tcp:close(S),
+	R.
+
+%% Reads one response with a content-length body.
+recv_response(S, Acc) ->
+	case binary:split(Acc, <<"\r\n\r\n">>) of
+		[Head, Body] ->
+			{match, [Len]} = re:run(Head, "content-length: (\\d+)", [{capture, all_but_first, binary}]),
+			N = binary_to_integer(Len),
+			Full = recv_exact(S, Body, N),
+			[StatusLine | _] = binary:split(Head, <<"\r\n">>),
+			{StatusLine, Head, Full};
+		[_] ->
+			{ok, Data} = gen_tcp:recv(S, 0, 5000),
+			recv_response(S, <<Acc/binary, Data/binary>>)
+	end.
+
+recv_exact(_, Body, N) when byte_size(Body) >= N -> binary:part(Body, 0, N);
+recv_exact(S, Body, N) ->
+	{ok, Data} = gen_tcp:recv(S, 0, 5000),
+	recv_exact(S, <<Body/binary, Data/binary>>, N).
+
+%% Tests.
+
+start_stop_get_port(_) ->
+	{ok, Pid} = mustang:start_clear(?FUNCTION_NAME, #{port => 0}, opts()),
+	true = is_pid(Pid),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	?assert(Port > 0),
+	{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = get(Port, "/"),
+	ok = mustang:stop_listener(?FUNCTION_NAME),
+	{error, econnrefused} = gen_tcp:connect("127.0.0.1", Port, []),
+	{error, not_found} = mustang:stop_listener(?FUNCTION_NAME),
+	%% The name can be reused once stopped.
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0}, opts()),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+%% A misspelt option must fail the start, not be ignored.
+unknown_options_refused(_) ->
+	{error, {unknown_transport_options, [prot]}} =
+		mustang:start_clear(?FUNCTION_NAME, #{prot => 8080}, opts()),
+	{error, {unknown_protocol_options, [max_header]}} =
+		mustang:start_clear(?FUNCTION_NAME, #{port => 0}, (opts())#{max_header => 1}),
+	{error, {badarg, options_must_be_maps}} = mustang:start_clear(?FUNCTION_NAME, [], #{}).
+
+invalid_values_refused(_) ->
+	%% num_conns_sups defaults to num_acceptors, so both are reported.
+	{error, {invalid_transport_options, [num_acceptors, num_conns_sups]}} =
+		mustang:start_clear(?FUNCTION_NAME, #{port => 0, num_acceptors => 0}, opts()),
+	{error, {invalid_protocol_option, active_n, 0}} =
+		mustang:start_clear(?FUNCTION_NAME, #{port => 0}, (opts())#{active_n => 0}),
+	{error, {invalid_protocol_option, request_process, yes}} =
+		mustang:start_clear(?FUNCTION_NAME, #{port => 0}, (opts())#{request_process => yes}).
+
+port_in_use(_) ->
+	{ok, _} = mustang:start_clear(first, #{port => 0}, opts()),
+	Port = mustang:get_port(first),
+	{error, {listen_error, eaddrinuse}} = mustang:start_clear(second, #{port => Port}, opts()),
+	%% The failed start left nothing behind: the name is free.
+	{ok, _} = mustang:start_clear(second, #{port => 0}, opts()),
+	ok = mustang:stop_listener(first),
+	ok = mustang:stop_listener(second).
+
+%% set_env/3 changes the dispatch for connections accepted afterwards.
+set_env_new_connections(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0}, opts()),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	{<<"HTTP/1.1 404 Not Found">>, _, _} = get(Port, "/new"),
+	ok = mustang:set_env(?FUNCTION_NAME, dispatch,
+		mustang_router:compile([{'_', [{"/new", mustang_demo_hello_h, []}]}])),
+	{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = get(Port, "/new"),
+	undefined = mustang:get_env(?FUNCTION_NAME, nope, undefined),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+%% With max_connections reached, new connections wait in the backlog and are
+%% served once a connection closes.
+max_connections_backpressure(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, max_connections => 2,
+		num_acceptors => 1}, opts()),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	Open = [begin
+		{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+		ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+		{<<"HTTP/1.1 200 OK">>, _, _} = recv_response(S, <<>>),
+		S
+	end || _ <- [1, 2]],
+	2 = mustang:active_connections(?FUNCTION_NAME),
+	%% The third connects (kernel backlog) but is not served yet.
+	{ok, S3} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S3, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+	{error, timeout} = gen_tcp:recv(S3, 0, 500),
+	2 = mustang:active_connections(?FUNCTION_NAME),
+	%% Closing one lets it in.
+	ok = gen_tcp:close(hd(Open)),
+	{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = recv_response(S3, <<>>),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+%% stop_listener/1 lets a request in flight finish, then closes its
+%% connection, and refuses new connections meanwhile.
+graceful_stop_inflight(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, shutdown => 5000}, opts()),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	Self = self(),
+	Pids = [spawn_link(fun() ->
+		{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+		ok = gen_tcp:send(S, "GET /sleep HTTP/1.1\r\nhost: localhost\r\n\r\n"),
+		R = recv_response(S, <<>>),
+		Self ! {self(), R, gen_tcp:recv(S, 0, 5000)}
+	end) || _ <- [1, 2, 3]],
+	%% Wait until all three requests are being handled.
+	wait_until(fun() -> mustang:active_connections(?FUNCTION_NAME) =:= 3 end, 2000),
+	ok = mustang:stop_listener(?FUNCTION_NAME),
+	[receive
+		{Pid, Result, AfterResponse} ->
+			{<<"HTTP/1.1 200 OK">>, _, Body} = Result,
+			1024 = byte_size(Body),
+			{error, closed} = AfterResponse
+	after 5000 -> error(timeout)
+	end || Pid <- Pids],
+	{error, econnrefused} = gen_tcp:connect("127.0.0.1", Port, []).
+
+%% Idle keep-alive connections are closed right away on stop.
+graceful_stop_idle_closes(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, shutdown => 5000}, opts()),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+	{<<"HTTP/1.1 200 OK">>, _, _} = recv_response(S, <<>>),
+	T0 = erlang:monotonic_time(millisecond),
+	ok = mustang:stop_listener(?FUNCTION_NAME),
+	{error, closed} = gen_tcp:recv(S, 0, 5000),
+	?assert(erlang:monotonic_time(millisecond) - T0 < 1000).
+
+%% TLS with ALPN: http/1.1 is offered and chosen (RFC 7301).
+tls_alpn_http11(_) ->
+	{ok, _} = application:ensure_all_started(ssl),
+	{ok, _} = mustang:start_tls(?FUNCTION_NAME, #{port => 0, socket_opts => mustang_demo:tls_opts()},
+		opts()),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	{ok, S} = ssl:connect("localhost", Port, [binary, {active, false}, {verify, verify_none},
+		{alpn_advertised_protocols, [<<"http/1.1">>]}], 5000),
+	{ok, <<"http/1.1">>} = ssl:negotiated_protocol(S),
+	ok = ssl:send(S, "GET / HTTP/1.1\r\nhost: localhost\r\n\r\n"),
+	Data = recv_tls(S, <<>>),
+	{match, _} = re:run(Data, "^HTTP/1.1 200 OK\r\n"),
+	{match, _} = re:run(Data, "Hello world!$"),
+	ssl:close(S),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+recv_tls(S, Acc) ->
+	case binary:match(Acc, <<"Hello world!">>) of
+		nomatch ->
+			{ok, Data} = ssl:recv(S, 0, 5000),
+			recv_tls(S, <<Acc/binary, Data/binary>>);
+		_ ->
+			Acc
+	end.
+
+tls_without_certificate_refused(_) ->
+	{error, {invalid_transport_options, [tls_certificate]}} =
+		mustang:start_tls(?FUNCTION_NAME, #{port => 0}, opts()).
+
+%% Connection processes are OTP special processes: proc_lib initial call,
+%% sys:get_state/suspend/resume/get_status work, and the connection keeps
+%% serving afterwards.
+conn_is_special_process(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, num_acceptors => 1,
+		num_conns_sups => 1}, opts()),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+	{<<"HTTP/1.1 200 OK">>, _, _} = recv_response(S, <<>>),
+	[{_, ConnsSup}] = mustang_registry:get_conns_sups(?FUNCTION_NAME),
+	[{mustang_conn, Conn, worker, _}] = supervisor:which_children(ConnsSup),
+	{mustang_conn, init, [_, _, _]} = proc_lib:initial_call(Conn),
+	{_, _} = sys:get_state(Conn),
+	ok = sys:suspend(Conn),
+	ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+	{error, timeout} = gen_tcp:recv(S, 0, 300),
+	ok = sys:resume(Conn),
+	{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = recv_response(S, <<>>),
+	{status, Conn, {module, _}, _} = sys:get_status(Conn),
+	%% Supervisor calls get an answer, not a crash.
+	[] = supervisor:which_children(Conn),
+	ok = gen_tcp:close(S),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+conns_sup_supervisor_calls(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, num_acceptors => 2}, opts()),
+	[{1, Sup1}, {2, Sup2}] = mustang_registry:get_conns_sups(?FUNCTION_NAME),
+	[{specs, 1}, {active, 0}, {supervisors, 0}, {workers, 0}] = supervisor:count_children(Sup1),
+	{_, _} = {sys:get_state(Sup2), ok},
+	ok = sys:suspend(Sup1),
+	ok = sys:resume(Sup1),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+wait_until(Fun, Timeout) when Timeout =< 0 ->
+	true = Fun();
+wait_until(Fun, Timeout) ->
+	case Fun() of
+		true -> ok;
+		false -> receive after 20 -> wait_until(Fun, Timeout - 20) end
+	end.

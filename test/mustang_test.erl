@@ -1,0 +1,310 @@
+%% Helpers shared by the end-to-end suites (rfc9112, limits, req, clients).
+%%
+%% Listeners: every suite runs each test in two groups, `inline' (the
+%% handler runs in the connection process, the default) and `process'
+%% (protocol option request_process => true). init_group/4 starts the
+%% group's listener on port 0 and stores {ref, Ref}, {port, Port} and
+%% {mode, Mode} in the Config.
+%%
+%% Raw HTTP/1.1 client: connect/1, send/2 and recv_response/1,2 read one
+%% response at a time from a passive gen_tcp socket, keeping the bytes past
+%% it for the next call (pipelining). A response is a map:
+%%   #{version, status, reason, headers => [{LowercaseName, Value}], body,
+%%     trailers => [{Name, Value}], raw => the exact bytes read}
+%% {error, closed} and {error, timeout} are returned instead when the socket
+%% closes or nothing complete arrives in time.
+-module(mustang_test).
+
+-include_lib("common_test/include/ct.hrl").
+
+%% Groups and listeners.
+-export([common_all/0]).
+-export([common_groups/1]).
+-export([proto_opts/3]).
+-export([start_listener/4]).
+-export([stop_listener/1]).
+-export([init_group/4]).
+-export([end_group/1]).
+-export([mode/1]).
+-export([port/1]).
+-export([ref/2]).
+
+%% Raw client.
+-export([connect/1]).
+-export([send/2]).
+-export([recv_response/1]).
+-export([recv_response/2]).
+-export([recv_all/2]).
+-export([wait_closed/2]).
+-export([close/1]).
+-export([request/2]).
+-export([get/2]).
+-export([get/3]).
+-export([get_req/1]).
+-export([get_req/2]).
+-export([header/2]).
+-export([headers/2]).
+-export([parse_term/1]).
+-export([count/2]).
+-export([assert_new_connection_ok/1]).
+-export([doc/1]).
+
+-define(TIMEOUT, 5000).
+
+%% Groups and listeners.
+
+common_all() ->
+	[{group, inline}, {group, process}].
+
+common_groups(Tests) ->
+	[{inline, [], Tests}, {process, [], Tests}].
+
+proto_opts(Routes, Mode, Extra) ->
+	maps:merge(#{
+		env => #{dispatch => mustang_router:compile(Routes)},
+		request_process => Mode =:= process
+	}, Extra).
+
+%% Starts a clear listener on port 0; returns its port.
+start_listener(Ref, Routes, Mode, Extra) ->
+	{ok, _} = mustang:start_clear(Ref, #{port => 0}, proto_opts(Routes, Mode, Extra)),
+	mustang:get_port(Ref).
+
+stop_listener(Ref) ->
+	ok = mustang:stop_listener(Ref).
+
+init_group(Mode, Config, Routes, Extra) when Mode =:= inline; Mode =:= process ->
+	Ref = {?MODULE, proplists:get_value(suite, Config, unknown), Mode},
+	Port = start_listener(Ref, Routes, Mode, Extra),
+	[{ref, Ref}, {port, Port}, {mode, Mode} | Config].
+
+end_group(Config) ->
+	stop_listener(?config(ref, Config)).
+
+mode(Config) -> ?config(mode, Config).
+
+port(Config) -> ?config(port, Config).
+
+%% A listener name unique to a test case and group.
+ref(Name, Config) ->
+	{Name, mode(Config)}.
+
+%% Raw client.
+
+connect(Port) ->
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}, {nodelay, true}]),
+	S.
+
+send(S, Data) ->
+	gen_tcp:send(S, Data).
+
+close(S) ->
+	erase({?MODULE, buffer, S}),
+	gen_tcp:close(S).
+
+recv_response(S) ->
+	recv_response(S, #{}).
+
+%% Options: timeout (ms, default 5000), head (true when the request was HEAD:
+%% no body is read whatever the headers say).
+recv_response(S, Opts) ->
+	Timeout = maps:get(timeout, Opts, ?TIMEOUT),
+	Deadline = erlang:monotonic_time(millisecond) + Timeout,
+	Buffer = take_buffer(S),
+	case read_head(S, Buffer, 0, Deadline) of
+		{ok, Head, Rest} ->
+			Resp0 = parse_head(Head),
+			case read_body(S, Resp0, Rest, Opts, Deadline) of
+				{ok, Resp, Raw, Rest2} ->
+					put_buffer(S, Rest2),
+					Resp#{raw => <<Head/binary, Raw/binary>>};
+				{error, Reason, Unused} ->
+					put_buffer(S, <<Head/binary, Unused/binary>>),
+					{error, Reason}
+			end;
+		{error, Reason, Unused} ->
+			put_buffer(S, Unused),
+			{error, Reason}
+	end.
+
+take_buffer(S) ->
+	case erase({?MODULE, buffer, S}) of
+		undefined -> <<>>;
+		Buffer -> Buffer
+	end.
+
+put_buffer(_, <<>>) -> ok;
+put_buffer(S, Buffer) -> put({?MODULE, buffer, S}, Buffer), ok.
+
+recv_more(S, Buffer, Deadline) ->
+	Wait = max(0, Deadline - erlang:monotonic_time(millisecond)),
+	case gen_tcp:recv(S, 0, Wait) of
+		{ok, Data} -> {ok, <<Buffer/binary, Data/binary>>};
+		{error, Reason} when Reason =:= closed; Reason =:= econnreset -> {error, closed};
+		{error, Reason} -> {error, Reason}
+	end.
+
+read_head(S, Buffer, From, Deadline) ->
+	case binary:match(Buffer, <<"\r\n\r\n">>, [{scope, {From, byte_size(Buffer) - From}}]) of
+		{Pos, 4} ->
+			<<Head:(Pos + 4)/binary, Rest/bits>> = Buffer,
+			{ok, Head, Rest};
+		nomatch ->
+			case recv_more(S, Buffer, Deadline) of
+				{ok, Buffer2} -> read_head(S, Buffer2, max(0, byte_size(Buffer) - 3), Deadline);
+				{error, Reason} -> {error, Reason, Buffer}
+			end
+	end.
+
+parse_head(Head) ->
+	[StatusLine | Lines] = binary:split(Head, <<"\r\n">>, [global, trim_all]),
+	[Version, StatusBin | ReasonParts] = binary:split(StatusLine, <<" ">>, [global]),
+	#{
+		version => Version,
+		status => binary_to_integer(StatusBin),
+		reason => iolist_to_binary(lists:join(<<" ">>, ReasonParts)),
+		headers => [parse_header_line(L) || L <- Lines],
+		body => <<>>,
+		trailers => []
+	}.
+
+parse_header_line(Line) ->
+	[Name, Value] = binary:split(Line, <<":">>),
+	{string:lowercase(Name), string:trim(Value, both, " \t")}.
+
+read_body(S, Resp = #{status := Status, headers := Headers}, Rest, Opts, Deadline) ->
+	NoBody = maps:get(head, Opts, false) orelse Status < 200 orelse Status =:= 204
+		orelse Status =:= 304,
+	TE = proplists:get_value(<<"transfer-encoding">>, Headers),
+	CL = proplists:get_value(<<"content-length">>, Headers),
+	if
+		NoBody ->
+			{ok, Resp, <<>>, Rest};
+		TE =:= <<"chunked">> ->
+			read_chunked(S, Resp, Rest, 0, [], Deadline);
+		CL =/= undefined ->
+			read_exact(S, Resp, Rest, binary_to_integer(CL), Deadline);
+		true ->
+			read_until_closed(S, Resp, Rest, Deadline)
+	end.
+
+read_exact(S, Resp, Buffer, Length, Deadline) ->
+	case Buffer of
+		<<Body:Length/binary, Rest/bits>> ->
+			{ok, Resp#{body => Body}, Body, Rest};
+		_ ->
+			case recv_more(S, Buffer, Deadline) of
+				{ok, Buffer2} -> read_exact(S, Resp, Buffer2, Length, Deadline);
+				{error, Reason} -> {error, Reason, Buffer}
+			end
+	end.
+
+read_until_closed(S, Resp, Buffer, Deadline) ->
+	case recv_more(S, Buffer, Deadline) of
+		{ok, Buffer2} -> read_until_closed(S, Resp, Buffer2, Deadline);
+		{error, closed} -> {ok, Resp#{body => Buffer}, Buffer, <<>>};
+		{error, Reason} -> {error, Reason, Buffer}
+	end.
+
+%% Pos is where the next chunk-size line starts in Buffer.
+read_chunked(S, Resp, Buffer, Pos, Acc, Deadline) ->
+	More = fun() ->
+		case recv_more(S, Buffer, Deadline) of
+			{ok, Buffer2} -> read_chunked(S, Resp, Buffer2, Pos, Acc, Deadline);
+			{error, Reason} -> {error, Reason, Buffer}
+		end
+	end,
+	case binary:match(Buffer, <<"\r\n">>, [{scope, {Pos, byte_size(Buffer) - Pos}}]) of
+		nomatch ->
+			More();
+		{LineEnd, 2} ->
+			SizeLine = binary:part(Buffer, Pos, LineEnd - Pos),
+			[SizeHex | _] = binary:split(SizeLine, <<";">>),
+			case binary_to_integer(string:trim(SizeHex), 16) of
+				0 ->
+					case binary:match(Buffer, <<"\r\n\r\n">>, [{scope, {LineEnd, byte_size(Buffer) - LineEnd}}]) of
+						nomatch ->
+							More();
+						{End, 4} ->
+							TrailerBin = binary:part(Buffer, LineEnd + 2, End + 2 - LineEnd - 2),
+							Trailers = [parse_header_line(L)
+								|| L <- binary:split(TrailerBin, <<"\r\n">>, [global, trim_all])],
+							<<Raw:(End + 4)/binary, Rest/bits>> = Buffer,
+							{ok, Resp#{body => iolist_to_binary(lists:reverse(Acc)),
+								trailers => Trailers}, Raw, Rest}
+					end;
+				Size when byte_size(Buffer) >= LineEnd + 2 + Size + 2 ->
+					<<_:(LineEnd + 2)/binary, Chunk:Size/binary, "\r\n", _/bits>> = Buffer,
+					read_chunked(S, Resp, Buffer, LineEnd + 2 + Size + 2, [Chunk | Acc], Deadline);
+				_ ->
+					More()
+			end
+	end.
+
+%% Everything until the peer closes: {closed, Bytes} or {timeout, Bytes}.
+recv_all(S, Timeout) ->
+	Deadline = erlang:monotonic_time(millisecond) + Timeout,
+	recv_all_loop(S, take_buffer(S), Deadline).
+
+recv_all_loop(S, Acc, Deadline) ->
+	case recv_more(S, Acc, Deadline) of
+		{ok, Acc2} -> recv_all_loop(S, Acc2, Deadline);
+		{error, closed} -> {closed, Acc};
+		{error, timeout} -> {timeout, Acc};
+		{error, Reason} -> {Reason, Acc}
+	end.
+
+%% ok when the peer closes within Timeout ms having sent nothing more;
+%% {data, Bytes} when it sent something; timeout otherwise.
+wait_closed(S, Timeout) ->
+	case recv_all(S, Timeout) of
+		{closed, <<>>} -> ok;
+		{timeout, <<>>} -> timeout;
+		{_, Data} -> {data, Data}
+	end.
+
+%% One request on a new connection; returns the response.
+request(Port, Data) ->
+	S = connect(Port),
+	ok = send(S, Data),
+	Resp = recv_response(S),
+	close(S),
+	Resp.
+
+get(Port, Path) ->
+	get(Port, Path, []).
+
+get(Port, Path, Headers) ->
+	request(Port, get_req(Path, Headers)).
+
+get_req(Path) ->
+	get_req(Path, []).
+
+get_req(Path, Headers) ->
+	["GET ", Path, " HTTP/1.1\r\nhost: localhost\r\n",
+		[[N, ": ", V, "\r\n"] || {N, V} <- Headers], "\r\n"].
+
+header(Name, #{headers := Headers}) ->
+	proplists:get_value(Name, Headers).
+
+headers(Name, #{headers := Headers}) ->
+	proplists:get_all_values(Name, Headers).
+
+%% The handlers in test/handlers print Erlang terms with ~0p.
+parse_term(Bin) ->
+	{ok, Tokens, _} = erl_scan:string(binary_to_list(Bin) ++ "."),
+	{ok, Term} = erl_parse:parse_term(Tokens),
+	Term.
+
+%% Occurrences of Pattern in Bin.
+count(Pattern, Bin) ->
+	length(binary:matches(Bin, Pattern)).
+
+%% The server still answers GET / on a new connection.
+assert_new_connection_ok(Port) ->
+	#{status := 200, body := <<"Hello world!">>} = get(Port, "/"),
+	ok.
+
+%% The rule a test checks, shown as the test's comment in the CT logs.
+doc(String) ->
+	ct:comment("~ts", [String]).
