@@ -62,6 +62,7 @@
 	{size, binary(), non_neg_integer()}
 	| {data, pos_integer(), non_neg_integer()}
 	| {data_crlf, non_neg_integer()}
+	| {data_lf, non_neg_integer()}
 	| {trailers, binary(), non_neg_integer(), non_neg_integer()}.
 
 -define(IS_TOKEN(C),
@@ -73,6 +74,12 @@
 
 %% Largest chunk-size line (hex digits and extensions) we accept.
 -define(MAX_CHUNK_LINE, 4096).
+
+%% Optional whitespace allowed around a field value on top of
+%% max_header_value_length, which applies to the trimmed value. Bounding it
+%% keeps the largest possible head finite, so that check_partial/2 and the
+%% parser agree on what fits.
+-define(MAX_OWS, 16).
 
 %% Requests.
 
@@ -142,14 +149,14 @@ check_partial(Rest, #{max_request_line_length := MaxLine, max_method_length := M
 		max_header_value_length := MaxValue}) ->
 	Size = byte_size(Rest),
 	case binary:match(Rest, <<"\r\n">>) of
-		nomatch when Size > MaxLine ->
+		nomatch when Size > MaxLine + 1; Size =:= MaxLine + 1, binary_part(Rest, Size, -1) =/= <<"\r">> ->
 			{error, 414, request_line_too_long};
 		nomatch ->
 			check_partial_method(Rest, Size, MaxMethod);
 		{LineEnd, 2} when LineEnd > MaxLine ->
 			{error, 414, request_line_too_long};
 		{LineEnd, 2} ->
-			MaxHead = LineEnd + 2 + MaxHeaders * (MaxName + MaxValue + 4) + 2,
+			MaxHead = LineEnd + 2 + MaxHeaders * (MaxName + MaxValue + ?MAX_OWS + 3) + 2,
 			if
 				Size > MaxHead -> {error, 431, request_header_fields_too_large};
 				true -> ok
@@ -252,14 +259,15 @@ parse_header_line(Line, #{max_header_name_length := MaxName,
 		{NameLen, 1} when NameLen > MaxName ->
 			{error, 431, header_name_too_long};
 		{NameLen, 1} ->
-			case lower_token(binary:part(Line, 0, NameLen), <<>>) of
+			case lower_token(binary:part(Line, 0, NameLen)) of
 				error ->
 					{error, 400, invalid_header_name};
 				Name ->
 					RawValue = binary:part(Line, NameLen + 1, byte_size(Line) - NameLen - 1),
 					Value = trim(RawValue),
 					if
-						byte_size(Value) > MaxValue ->
+						byte_size(Value) > MaxValue;
+								byte_size(RawValue) > byte_size(Value) + ?MAX_OWS ->
 							{error, 431, header_value_too_long};
 						true ->
 							case valid_value(Value) of
@@ -270,13 +278,20 @@ parse_header_line(Line, #{max_header_name_length := MaxName,
 			end
 	end.
 
-lower_token(<<>>, Acc) -> Acc;
-lower_token(<<C, Rest/bits>>, Acc) when C >= $A, C =< $Z ->
-	lower_token(Rest, <<Acc/binary, (C + 32)>>);
-lower_token(<<C, Rest/bits>>, Acc) when ?IS_TOKEN(C) ->
-	lower_token(Rest, <<Acc/binary, C>>);
-lower_token(_, _) ->
-	error.
+%% Validates a token and lowercases it; names already in lowercase (HTTP/2
+%% style, and most of ours) are returned without a copy.
+lower_token(Token) ->
+	case check_token(Token, false) of
+		lower -> Token;
+		upper -> lower(Token);
+		error -> error
+	end.
+
+check_token(<<>>, false) -> lower;
+check_token(<<>>, true) -> upper;
+check_token(<<C, Rest/bits>>, _) when C >= $A, C =< $Z -> check_token(Rest, true);
+check_token(<<C, Rest/bits>>, Upper) when ?IS_TOKEN(C) -> check_token(Rest, Upper);
+check_token(_, _) -> error.
 
 %% Field values: visible characters, obs-text, SP and HTAB. No CR, LF, NUL
 %% or other controls.
@@ -398,18 +413,22 @@ valid_target(_) -> false.
 %% Host (RFC 9112 3.2): required in HTTP/1.1, exactly once. With the
 %% absolute-form, the target's authority wins over the Host header.
 request_host(Version, TargetAuthority, Headers) ->
-	case {Headers, TargetAuthority} of
-		{#{<<"host">> := Value}, undefined} ->
+	HeaderHost = case Headers of
+		#{<<"host">> := Value} ->
 			case binary:match(Value, <<",">>) of
 				nomatch -> parse_host(Value);
 				_ -> {error, 400, multiple_host_headers}
 			end;
-		{_, undefined} when Version =:= 'HTTP/1.0' ->
+		_ when Version =:= 'HTTP/1.0' ->
 			{ok, <<>>, undefined};
-		{_, undefined} ->
-			{error, 400, missing_host};
-		{_, Authority} ->
-			parse_host(Authority)
+		_ ->
+			{error, 400, missing_host}
+	end,
+	case {HeaderHost, TargetAuthority} of
+		{{ok, _, _}, undefined} -> HeaderHost;
+		{{ok, _, _}, <<>>} -> {error, 400, empty_authority};
+		{{ok, _, _}, Authority} -> parse_host(Authority);
+		{Error, _} -> Error
 	end.
 
 parse_host(<<"[", _/bits>> = Value) ->
@@ -424,15 +443,17 @@ parse_host(<<"[", _/bits>> = Value) ->
 			end
 	end;
 parse_host(Value) ->
-	case binary:split(Value, <<":">>) of
-		[Host] -> host_chars(Host, <<>>, undefined);
-		[Host, Port] -> host_port_checked(Host, Port)
-	end.
-
-host_port_checked(Host, Port) ->
-	case host_chars(Host, <<>>, undefined) of
-		{ok, H, _} -> host_port(H, <<":", Port/binary>>);
-		Error -> Error
+	case binary:match(Value, <<":">>) of
+		nomatch ->
+			case reg_name(Value) of
+				error -> {error, 400, invalid_host};
+				Host -> {ok, Host, undefined}
+			end;
+		{Pos, 1} ->
+			case reg_name(binary:part(Value, 0, Pos)) of
+				error -> {error, 400, invalid_host};
+				Host -> host_port(Host, binary:part(Value, Pos, byte_size(Value) - Pos))
+			end
 	end.
 
 host_port(Host, <<>>) ->
@@ -445,17 +466,25 @@ host_port(Host, <<":", Port/bits>>) when Port =/= <<>>, byte_size(Port) =< 5 ->
 host_port(_, _) ->
 	{error, 400, invalid_host}.
 
-%% reg-name characters (RFC 3986 3.2.2): unreserved, pct-encoded, sub-delims.
-host_chars(<<>>, Acc, Port) -> {ok, Acc, Port};
-host_chars(<<C, Rest/bits>>, Acc, Port) when C >= $A, C =< $Z ->
-	host_chars(Rest, <<Acc/binary, (C + 32)>>, Port);
-host_chars(<<C, Rest/bits>>, Acc, Port) when (C >= $a andalso C =< $z);
+%% reg-name (RFC 3986 3.2.2): unreserved, pct-encoded, sub-delims; returned
+%% lowercased, without a copy when it already is.
+reg_name(Host) ->
+	case check_reg_name(Host, false) of
+		lower -> Host;
+		upper -> lower(Host);
+		error -> error
+	end.
+
+check_reg_name(<<>>, false) -> lower;
+check_reg_name(<<>>, true) -> upper;
+check_reg_name(<<C, Rest/bits>>, _) when C >= $A, C =< $Z -> check_reg_name(Rest, true);
+check_reg_name(<<C, Rest/bits>>, Upper) when (C >= $a andalso C =< $z);
 		(C >= $0 andalso C =< $9); C =:= $-; C =:= $.; C =:= $_; C =:= $~; C =:= $%;
 		C =:= $!; C =:= $$; C =:= $&; C =:= $'; C =:= $(; C =:= $); C =:= $*; C =:= $+;
 		C =:= $;; C =:= $= ->
-	host_chars(Rest, <<Acc/binary, C>>, Port);
-host_chars(_, _, _) ->
-	{error, 400, invalid_host}.
+	check_reg_name(Rest, Upper);
+check_reg_name(_, _) ->
+	error.
 
 valid_ipv6(<<>>) -> false;
 valid_ipv6(Bin) -> valid_ipv6_chars(Bin).
@@ -554,14 +583,17 @@ decode_chunked(Data, {data, Left, Max}, Acc) ->
 	end;
 decode_chunked(<<"\r\n", Rest/bits>>, {data_crlf, Max}, Acc) ->
 	decode_chunked(Rest, {size, <<>>, Max}, Acc);
-decode_chunked(<<"\r">>, State = {data_crlf, _}, Acc) ->
-	{more, lists:reverse(Acc), State};
-decode_chunked(_, {data_crlf, _}, _) ->
+decode_chunked(<<"\r">>, {data_crlf, Max}, Acc) ->
+	{more, lists:reverse(Acc), {data_lf, Max}};
+decode_chunked(<<"\n", Rest/bits>>, {data_lf, Max}, Acc) ->
+	decode_chunked(Rest, {size, <<>>, Max}, Acc);
+decode_chunked(_, {DataCrlf, _}, _) when DataCrlf =:= data_crlf; DataCrlf =:= data_lf ->
 	{error, 400, chunk_without_crlf};
 decode_chunked(Data, {size, Partial, Max}, Acc) ->
 	Line = case Partial of <<>> -> Data; _ -> <<Partial/binary, Data/binary>> end,
 	case binary:match(Line, <<"\r\n">>) of
-		nomatch when byte_size(Line) > ?MAX_CHUNK_LINE ->
+		nomatch when byte_size(Line) > ?MAX_CHUNK_LINE + 1;
+				byte_size(Line) =:= ?MAX_CHUNK_LINE + 1, binary_part(Line, byte_size(Line), -1) =/= <<"\r">> ->
 			{error, 400, chunk_size_line_too_long};
 		nomatch ->
 			{more, lists:reverse(Acc), {size, Line, Max}};
@@ -583,6 +615,8 @@ decode_chunked(Data, {trailers, Partial, Seen, Max}, Acc) ->
 %% us discard them), up to Max bytes, until the empty line.
 skip_trailers(<<"\r\n", Rest/bits>>, _, _, Acc) ->
 	{done, lists:reverse(Acc), Rest};
+skip_trailers(<<"\r">>, Seen, Max, Acc) ->
+	{more, lists:reverse(Acc), {trailers, <<"\r">>, Seen, Max}};
 skip_trailers(Buf, Seen, Max, Acc) ->
 	case binary:match(Buf, <<"\r\n">>) of
 		nomatch when Seen + byte_size(Buf) > Max ->
@@ -592,22 +626,69 @@ skip_trailers(Buf, Seen, Max, Acc) ->
 		{Pos, 2} when Seen + Pos + 2 > Max ->
 			{error, 431, trailers_too_large};
 		{Pos, 2} ->
-			case binary:match(binary:part(Buf, 0, Pos), <<":">>) of
-				nomatch -> {error, 400, invalid_trailer};
-				_ -> skip_trailers(binary:part(Buf, Pos + 2, byte_size(Buf) - Pos - 2),
+			case valid_trailer(binary:part(Buf, 0, Pos)) of
+				false -> {error, 400, invalid_trailer};
+				true -> skip_trailers(binary:part(Buf, Pos + 2, byte_size(Buf) - Pos - 2),
 					Seen + Pos + 2, Max, Acc)
 			end
 	end.
 
-%% chunk-size [ chunk-ext ]: hex digits, then optional extensions we ignore.
+%% A trailer field line is held to the same rules as a header line.
+valid_trailer(Line) ->
+	case binary:match(Line, <<":">>) of
+		{Pos, 1} when Pos > 0 ->
+			check_token(binary:part(Line, 0, Pos), false) =/= error
+				andalso valid_value(binary:part(Line, Pos + 1, byte_size(Line) - Pos - 1));
+		_ ->
+			false
+	end.
+
+%% chunk-size [ chunk-ext ] (RFC 9112 7.1.1): hex digits, then extensions,
+%% which are validated and ignored.
+chunk_size(_, _, Digits) when Digits > 15 -> error;
 chunk_size(<<>>, _, 0) -> error;
 chunk_size(<<>>, N, _) -> N;
-chunk_size(_, _, Digits) when Digits > 15 -> error;
 chunk_size(<<C, Rest/bits>>, N, D) when C >= $0, C =< $9 -> chunk_size(Rest, N * 16 + C - $0, D + 1);
 chunk_size(<<C, Rest/bits>>, N, D) when C >= $a, C =< $f -> chunk_size(Rest, N * 16 + C - $a + 10, D + 1);
 chunk_size(<<C, Rest/bits>>, N, D) when C >= $A, C =< $F -> chunk_size(Rest, N * 16 + C - $A + 10, D + 1);
-chunk_size(<<C, _/bits>>, N, D) when D > 0, (C =:= $; orelse C =:= $\s orelse C =:= $\t) -> N;
+chunk_size(Ext = <<C, _/bits>>, N, D) when D > 0, (C =:= $; orelse C =:= $\s orelse C =:= $\t) ->
+	case chunk_ext(Ext) of
+		ok -> N;
+		error -> error
+	end;
 chunk_size(_, _, _) -> error.
+
+%% chunk-ext = *( BWS ";" BWS ext-name [ BWS "=" BWS ext-val ] )
+chunk_ext(<<>>) -> ok;
+chunk_ext(<<C, Rest/bits>>) when C =:= $\s; C =:= $\t -> chunk_ext(Rest);
+chunk_ext(<<$;, Rest/bits>>) ->
+	case token_prefix(skip_ws(Rest), 0) of
+		{0, _} -> error;
+		{_, AfterName} ->
+			case skip_ws(AfterName) of
+				<<$=, Value/bits>> -> chunk_ext_value(skip_ws(Value));
+				More -> chunk_ext(More)
+			end
+	end;
+chunk_ext(_) -> error.
+
+chunk_ext_value(<<$", Rest/bits>>) -> quoted_string(Rest);
+chunk_ext_value(Value) ->
+	case token_prefix(Value, 0) of
+		{0, _} -> error;
+		{_, More} -> chunk_ext(More)
+	end.
+
+quoted_string(<<$", Rest/bits>>) -> chunk_ext(Rest);
+quoted_string(<<$\\, C, Rest/bits>>) when C >= 32, C =/= 127; C =:= $\t -> quoted_string(Rest);
+quoted_string(<<C, Rest/bits>>) when C >= 32, C =/= 127, C =/= $\\; C =:= $\t -> quoted_string(Rest);
+quoted_string(_) -> error.
+
+token_prefix(<<C, Rest/bits>>, N) when ?IS_TOKEN(C) -> token_prefix(Rest, N + 1);
+token_prefix(Rest, N) -> {N, Rest}.
+
+skip_ws(<<C, Rest/bits>>) when C =:= $\s; C =:= $\t -> skip_ws(Rest);
+skip_ws(Rest) -> Rest.
 
 -spec chunk(iodata()) -> iodata().
 chunk(Data) ->

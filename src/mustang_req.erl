@@ -520,21 +520,24 @@ check_status(Status) ->
 %% CR, LF or NUL, and names with separators, are refused before anything is
 %% sent, so the handler crashes and the client gets a 500.
 check_headers(Headers) ->
-	maps:foreach(fun(Name, Value) ->
-		case is_binary(Name) andalso Name =/= <<>> andalso valid_name(Name)
-				andalso safe(iolist_to_binary(Value)) of
-			true -> ok;
-			false -> error({invalid_response_header, Name, Value})
-		end
-	end, Headers).
+	maps:foreach(fun check_header/2, Headers).
+
+check_header(Name, Value) when is_binary(Name), Name =/= <<>> ->
+	case valid_name(Name) andalso safe(Value) of
+		true -> ok;
+		false -> error({invalid_response_header, Name, Value})
+	end;
+check_header(Name, Value) ->
+	error({invalid_response_header, Name, Value}).
 
 valid_name(<<>>) -> true;
 valid_name(<<C, Rest/bits>>) when C > 32, C < 127, C =/= $: -> valid_name(Rest);
 valid_name(_) -> false.
 
-safe(<<>>) -> true;
-safe(<<C, _/bits>>) when C =:= $\r; C =:= $\n; C =:= 0 -> false;
-safe(<<_, Rest/bits>>) -> safe(Rest).
+safe(Value) when is_binary(Value) ->
+	binary:match(Value, [<<"\r">>, <<"\n">>, <<0>>]) =:= nomatch;
+safe(Value) ->
+	safe(iolist_to_binary(Value)).
 
 ok(ok) -> ok;
 ok({error, closed}) -> exit({shutdown, {socket_error, closed}});

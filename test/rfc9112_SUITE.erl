@@ -46,6 +46,7 @@ tests() ->
 		content_length_same_values_headers,
 		body_then_pipelined_request,
 		unread_body_then_pipelined_request,
+		unread_large_body_response_then_close,
 		head_no_body,
 		head_stream_keepalive,
 		%% 7 Chunked transfer coding.
@@ -127,7 +128,8 @@ with_listener(Name, Config, Opts, Fun) ->
 assert_rejected(Config, Request, Status) ->
 	S = connect(port(Config)),
 	ok = send(S, Request),
-	Resp = recv_response(S),
+	%% The server answers at once: no waiting for a request_timeout.
+	Resp = recv_response(S, #{timeout => 2000}),
 	?assertMatch(#{version := <<"HTTP/1.1">>, status := Status, body := <<>>}, Resp),
 	?assertEqual(<<"close">>, header(<<"connection">>, Resp)),
 	?assertEqual(ok, wait_closed(S, 2000)),
@@ -268,6 +270,26 @@ unread_body_then_pipelined_request(Config) ->
 	?assertMatch(#{status := 200, body := <<"not read">>}, recv_response(S)),
 	hello(recv_response(S)),
 	close(S).
+
+unread_large_body_response_then_close(Config) ->
+	doc("After answering a request whose 10 MB body it will not read (more than "
+		"max_skip_body_length), the server half-closes and keeps reading, so the client "
+		"can finish sending without a reset, then sees the close. (RFC 9112 9.6)"),
+	S = connect(port(Config)),
+	ok = send(S, <<"POST /no_read HTTP/1.1\r\nhost: localhost\r\n"
+		"content-length: 10485760\r\n\r\n">>),
+	Resp = recv_response(S),
+	?assertMatch(#{status := 200, body := <<"not read">>}, Resp),
+	%% The client now sends the body it announced, 64 KB at a time.
+	Piece = binary:copy(<<"x">>, 65536),
+	Sent = lists:foldl(fun
+		(_, {error, _} = Error) -> Error;
+		(N, ok) -> case send(S, Piece) of ok -> ok; {error, R} -> {error, {R, N * 65536}} end
+	end, ok, lists:seq(0, 159)),
+	?assertEqual(ok, Sent),
+	?assertEqual(ok, wait_closed(S, 5000)),
+	close(S),
+	mustang_test:assert_new_connection_ok(port(Config)).
 
 head_no_body(Config) ->
 	doc("A response to HEAD has the headers of the GET response, content-length "

@@ -25,13 +25,14 @@ value(target, Req) ->
 		mustang_req:path(Req), mustang_req:qs(Req)}, Req};
 value(uri, Req) -> {iolist_to_binary(mustang_req:uri(Req)), Req};
 value(uri_variants, Req) ->
-	{[iolist_to_binary(mustang_req:uri(Req, Opts)) || Opts <- [
+	{[try iolist_to_binary(mustang_req:uri(Req, Opts)) catch Class:Reason -> {Class, Reason} end
+		|| Opts <- [
 		#{},
 		#{host => undefined},
 		#{scheme => undefined},
 		#{qs => undefined},
 		#{path => undefined, qs => undefined},
-		#{port => 8080},
+		#{port => 80},
 		#{scheme => <<"https">>, port => 443},
 		#{fragment => <<"frag">>},
 		#{host => <<"example.org">>, path => <<"/other">>, qs => <<"x=y">>}

@@ -1,0 +1,683 @@
+%% The mustang_req API, through real requests on raw sockets: tiny handlers
+%% (test/handlers) call one function and send back what it returned, printed
+%% with ~0p, or build the response with it. Every test runs in the groups
+%% inline and process (request_process => true).
+-module(req_SUITE).
+-compile([export_all, nowarn_export_all]).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-import(mustang_test, [connect/1, send/2, recv_response/1, recv_response/2, recv_all/2,
+	wait_closed/2, close/1, request/2, get_req/1, get_req/2, header/2, headers/2, doc/1]).
+
+suite() ->
+	[{timetrap, {seconds, 60}}].
+
+all() ->
+	mustang_test:common_all().
+
+groups() ->
+	mustang_test:common_groups(tests()).
+
+tests() ->
+	[
+		%% Request.
+		method,
+		version,
+		scheme,
+		host,
+		port_from_host,
+		port_default,
+		path,
+		qs,
+		uri,
+		uri_variants,
+		header,
+		headers,
+		parse_qs,
+		parse_qs_malformed,
+		match_qs,
+		match_qs_default,
+		match_qs_constraint_failed,
+		match_qs_missing,
+		parse_header,
+		parse_header_absent,
+		parse_header_malformed,
+		parse_cookies,
+		match_cookies,
+		match_cookies_constraint_failed,
+		binding,
+		bindings_constraint,
+		bindings_constraint_failed,
+		bindings_host,
+		host_info,
+		path_info,
+		peer,
+		sock,
+		cert,
+		%% Request body.
+		has_body_none,
+		has_body_content_length,
+		has_body_chunked,
+		read_body,
+		read_body_length_10mb,
+		read_body_period,
+		read_urlencoded_body,
+		read_urlencoded_body_max_keys,
+		read_urlencoded_body_too_large,
+		read_urlencoded_body_too_large_partial,
+		%% Response.
+		reply_2,
+		reply_3,
+		reply_4,
+		reply_binary_status,
+		resp_headers,
+		set_resp_body_iodata,
+		set_resp_body_sendfile,
+		set_resp_body_none,
+		set_resp_cookie_all_attributes,
+		set_resp_cookie_two,
+		set_resp_cookie_max_age,
+		inform,
+		inform_http10,
+		stream_reply,
+		stream_reply_http10,
+		stream_trailers,
+		stream_events,
+		stream_body_sendfile,
+		%% Routing and misuse.
+		not_found,
+		bad_host,
+		req_from_other_process,
+		set_env
+	].
+
+routes(Config) ->
+	File = filename:join(?config(data_dir, Config), "sendfile.txt"),
+	Paths = [
+		{"/", hello_h, []},
+		{"/echo/:key", echo_h, []},
+		{"/echo_body", mustang_demo_echo_h, []},
+		{"/binding/:a/[:b]", echo_h, binding},
+		{"/int/:n", [{n, int}], echo_h, bindings},
+		{"/path_info/[...]", echo_h, path_info},
+		{"/read_body/length", read_body_h, #{length => 1000000}},
+		{"/read_body/period", read_body_h, period},
+		{"/urlencoded", urlencoded_h, #{}},
+		{"/urlencoded/max_keys", urlencoded_h, #{max_keys => 2}},
+		{"/urlencoded/length", urlencoded_h, #{length => 100}},
+		{"/reply2", reply_h, reply2},
+		{"/reply3", reply_h, reply3},
+		{"/reply4", reply_h, reply4},
+		{"/reply_binary_status", reply_h, binary_status},
+		{"/resp_headers", resp_headers_h, []},
+		{"/resp_body/iodata", resp_body_h, iodata},
+		{"/resp_body/sendfile", resp_body_h, {sendfile, 3, 7, File}},
+		{"/resp_body/empty", resp_body_h, empty},
+		{"/cookies/all", cookies_h, all_attributes},
+		{"/cookies/two", cookies_h, two},
+		{"/cookies/max_age", cookies_h, max_age},
+		{"/inform", inform_h, []},
+		{"/stream/body", stream_h, body},
+		{"/stream/trailers", stream_h, trailers},
+		{"/stream/events", stream_h, events},
+		{"/stream/sendfile", stream_h, {sendfile, 3, 7, File}},
+		{"/other_process", other_process_h, []}
+	],
+	[
+		{"[...].hostinfo.test", [{"/host_info", echo_h, host_info}]},
+		{":sub.bind.test", [{"/bindings", echo_h, bindings}]},
+		{"localhost", Paths},
+		{"127.0.0.1", Paths}
+	].
+
+init_per_suite(Config) ->
+	{ok, _} = application:ensure_all_started(mustang),
+	[{suite, ?MODULE} | Config].
+
+end_per_suite(_) ->
+	ok.
+
+init_per_group(Mode, Config) ->
+	mustang_test:init_group(Mode, Config, routes(Config), #{}).
+
+end_per_group(_, Config) ->
+	mustang_test:end_group(Config).
+
+%% Helpers.
+
+port(Config) -> mustang_test:port(Config).
+
+%% The term a handler printed; the response must be a 200.
+echo(Config, Request) ->
+	echoed(request(port(Config), Request)).
+
+echoed(Resp) ->
+	?assertMatch(#{status := 200}, Resp),
+	#{body := Body} = Resp,
+	mustang_test:parse_term(Body).
+
+get_echo(Config, Path) ->
+	echo(Config, get_req(Path)).
+
+get_echo(Config, Path, Headers) ->
+	echo(Config, get_req(Path, Headers)).
+
+%% A request the handler refuses through mustang_req: Status, then close.
+assert_request_error(Config, Request, Status) ->
+	S = connect(port(Config)),
+	ok = send(S, Request),
+	Resp = recv_response(S),
+	?assertMatch(#{status := Status, body := <<>>}, Resp),
+	?assertEqual(<<"close">>, header(<<"connection">>, Resp)),
+	?assertEqual(ok, wait_closed(S, 2000)).
+
+post(Path, Headers, Body) ->
+	["POST ", Path, " HTTP/1.1\r\nhost: localhost\r\n",
+		[[N, ": ", V, "\r\n"] || {N, V} <- Headers],
+		"content-length: ", integer_to_list(iolist_size(Body)), "\r\n\r\n", Body].
+
+%% The bytes after the response head.
+raw_body(#{raw := Raw}) ->
+	[_, Body] = binary:split(Raw, <<"\r\n\r\n">>),
+	Body.
+
+%% Request.
+
+method(Config) ->
+	doc("method/1 returns the request method, case preserved. (RFC 9110 9.1)"),
+	?assertEqual(<<"GET">>, get_echo(Config, "/echo/method")),
+	?assertEqual(<<"PATCH">>, echo(Config,
+		<<"PATCH /echo/method HTTP/1.1\r\nhost: localhost\r\n\r\n">>)),
+	?assertEqual(<<"custom">>, echo(Config,
+		<<"custom /echo/method HTTP/1.1\r\nhost: localhost\r\n\r\n">>)).
+
+version(Config) ->
+	doc("version/1 returns 'HTTP/1.1' or 'HTTP/1.0'. (RFC 9112 2.3)"),
+	?assertEqual('HTTP/1.1', get_echo(Config, "/echo/version")),
+	?assertEqual('HTTP/1.0', echo(Config, <<"GET /echo/version HTTP/1.0\r\nhost: localhost\r\n\r\n">>)).
+
+scheme(Config) ->
+	doc("scheme/1 is <<\"http\">> on a clear listener. (RFC 9110 4.2.1)"),
+	?assertEqual(<<"http">>, get_echo(Config, "/echo/scheme")).
+
+host(Config) ->
+	doc("host/1 is the Host header's host, lowercased, without the port. (RFC 9110 7.2)"),
+	?assertEqual(<<"localhost">>, echo(Config,
+		<<"GET /echo/host HTTP/1.1\r\nhost: LocalHost:8080\r\n\r\n">>)).
+
+port_from_host(Config) ->
+	doc("port/1 is the port of the Host header. (RFC 9110 7.2)"),
+	?assertEqual(8080, echo(Config, <<"GET /echo/port HTTP/1.1\r\nhost: localhost:8080\r\n\r\n">>)).
+
+port_default(Config) ->
+	doc("port/1 is 80 for http when the Host header has no port. (RFC 9110 4.2.1)"),
+	?assertEqual(80, get_echo(Config, "/echo/port")).
+
+path(Config) ->
+	doc("path/1 is the path of the target, without the query. (RFC 9112 3.2.1)"),
+	?assertEqual(<<"/echo/path">>, get_echo(Config, "/echo/path?a=b")).
+
+qs(Config) ->
+	doc("qs/1 is the raw query string, without the \"?\". (RFC 9112 3.2.1)"),
+	?assertEqual(<<"a=b&c&d=%20">>, get_echo(Config, "/echo/qs?a=b&c&d=%20")).
+
+uri(Config) ->
+	doc("uri/1 rebuilds the request URI from scheme, host, port, path and query. "
+		"(RFC 9112 3.3)"),
+	?assertEqual(<<"http://localhost:8080/echo/uri?x=1">>, echo(Config,
+		<<"GET /echo/uri?x=1 HTTP/1.1\r\nhost: localhost:8080\r\n\r\n">>)).
+
+uri_variants(Config) ->
+	doc("uri/2 replaces parts of the URI or, with undefined, leaves them out, as "
+		"cowboy_req:uri/2 does. (RFC 3986 5.3)"),
+	?assertEqual([
+		<<"http://localhost:8080/echo/uri_variants?a=b">>,
+		<<"/echo/uri_variants?a=b">>,
+		<<"//localhost:8080/echo/uri_variants?a=b">>,
+		<<"http://localhost:8080/echo/uri_variants">>,
+		<<"http://localhost:8080">>,
+		<<"http://localhost/echo/uri_variants?a=b">>,
+		<<"https://localhost/echo/uri_variants?a=b">>,
+		<<"http://localhost:8080/echo/uri_variants?a=b#frag">>,
+		<<"http://example.org:8080/other?x=y">>
+	], echo(Config, <<"GET /echo/uri_variants?a=b HTTP/1.1\r\nhost: localhost:8080\r\n\r\n">>)).
+
+header(Config) ->
+	doc("header/2 returns a header value or undefined; header/3 returns the default "
+		"when the header is absent. (RFC 9110 5)"),
+	?assertEqual({<<"value">>, undefined, <<"default">>},
+		get_echo(Config, "/echo/header", [{"X-Test", "  value  "}])).
+
+headers(Config) ->
+	doc("headers/1 has lowercase names; repeated fields are joined with \", \", "
+		"cookies with \"; \". (RFC 9110 5.3, RFC 6265 5.4)"),
+	?assertEqual(#{
+		<<"host">> => <<"localhost">>,
+		<<"x-a">> => <<"1, 2">>,
+		<<"cookie">> => <<"a=1; b=2">>
+	}, echo(Config, <<"GET /echo/headers HTTP/1.1\r\nHost: localhost\r\nX-A: 1\r\nx-a: 2\r\n"
+		"Cookie: a=1\r\ncookie: b=2\r\n\r\n">>)).
+
+parse_qs(Config) ->
+	doc("parse_qs/1 decodes the query string into pairs, in order, duplicates kept, "
+		"true for keys without a value. (URL Standard 5.1)"),
+	?assertEqual([{<<"a">>, <<"1">>}, {<<"b">>, true}, {<<"c">>, <<" x+">>}, {<<"a">>, <<"2">>},
+			{<<"d">>, <<"e f">>}],
+		get_echo(Config, "/echo/parse_qs?a=1&b&c=%20x%2B&a=2&d=e+f")).
+
+parse_qs_malformed(Config) ->
+	doc("parse_qs/1 on a malformed query string ends the request with 400."),
+	assert_request_error(Config, get_req("/echo/parse_qs?a=%zz"), 400).
+
+match_qs(Config) ->
+	doc("match_qs/2 returns the fields as a map, with constraints applied (int)."),
+	?assertEqual(#{n => 42, opt => <<"given">>}, get_echo(Config, "/echo/match_qs?n=42&opt=given&x=y")).
+
+match_qs_default(Config) ->
+	doc("match_qs/2 uses a field's default when it is absent."),
+	?assertEqual(#{n => 7, opt => <<"default">>}, get_echo(Config, "/echo/match_qs?n=7")).
+
+match_qs_constraint_failed(Config) ->
+	doc("match_qs/2 with a value failing its constraint (int) ends the request with 400."),
+	assert_request_error(Config, get_req("/echo/match_qs?n=abc"), 400).
+
+match_qs_missing(Config) ->
+	doc("match_qs/2 with a required field missing ends the request with 400."),
+	assert_request_error(Config, get_req("/echo/match_qs?opt=x"), 400).
+
+parse_header(Config) ->
+	doc("parse_header/2,3 parse content-type, content-length, accept, accept-encoding, "
+		"connection, cookie and expect. (RFC 9110 8.3, 8.6, 12.5.1, 12.5.3, 7.6.1, "
+		"10.1.1, RFC 6265 5.4)"),
+	Cases = [
+		{"content-type", "text/html; charset=UTF-8",
+			{<<"text">>, <<"html">>, [{<<"charset">>, <<"utf-8">>}]}},
+		{"content-length", "5", 5},
+		{"accept", "text/html, application/json;q=0.5",
+			[{{<<"text">>, <<"html">>, []}, 1000, []}, {{<<"application">>, <<"json">>, []}, 500, []}]},
+		{"accept-encoding", "gzip, deflate;q=0.3", [{<<"gzip">>, 1000}, {<<"deflate">>, 300}]},
+		{"connection", "Keep-Alive, Upgrade", [<<"keep-alive">>, <<"upgrade">>]},
+		{"cookie", "a=1; b=\"2\"", [{<<"a">>, <<"1">>}, {<<"b">>, <<"2">>}]},
+		{"expect", "100-continue", continue}
+	],
+	lists:foreach(fun({Name, Value, Expected}) ->
+		%% A body goes with content-length and expect; the handler does not read it.
+		Request = ["POST /echo/parse_header?", Name, " HTTP/1.1\r\nhost: localhost\r\n",
+			case Name of
+				"content-length" -> [];
+				_ -> ["content-length: 5\r\n"]
+			end,
+			Name, ": ", Value, "\r\n\r\n",
+			case Name of
+				"expect" -> [];
+				_ -> "hello"
+			end],
+		?assertEqual({Name, {Expected, Expected}}, {Name, echo(Config, Request)})
+	end, Cases).
+
+parse_header_absent(Config) ->
+	doc("parse_header/2 on an absent header gives 0 for content-length, [] for cookie, "
+		"undefined otherwise; parse_header/3 gives its default."),
+	?assertEqual({0, no_such_header_default}, get_echo(Config, "/echo/parse_header?content-length")),
+	?assertEqual({[], no_such_header_default}, get_echo(Config, "/echo/parse_header?cookie")),
+	?assertEqual({undefined, no_such_header_default}, get_echo(Config, "/echo/parse_header?accept")).
+
+parse_header_malformed(Config) ->
+	doc("parse_header/2 on a malformed header value ends the request with 400."),
+	assert_request_error(Config, get_req("/echo/parse_header?content-type",
+		[{"content-type", "not a media type"}]), 400).
+
+parse_cookies(Config) ->
+	doc("parse_cookies/1 returns the cookie pairs of every Cookie header, in order. "
+		"(RFC 6265 5.4)"),
+	?assertEqual([{<<"a">>, <<"1">>}, {<<"b">>, <<"2">>}, {<<"c">>, <<"3">>}],
+		get_echo(Config, "/echo/parse_cookies", [{"cookie", "a=1; b=\"2\""}, {"cookie", "c=3"}])).
+
+match_cookies(Config) ->
+	doc("match_cookies/2 returns the fields as a map, constraints and defaults applied."),
+	?assertEqual(#{id => 42, name => <<"anon">>},
+		get_echo(Config, "/echo/match_cookies", [{"cookie", "id=42; other=x"}])).
+
+match_cookies_constraint_failed(Config) ->
+	doc("match_cookies/2 with a value failing its constraint ends the request with 400."),
+	assert_request_error(Config, get_req("/echo/match_cookies", [{"cookie", "id=x"}]), 400).
+
+binding(Config) ->
+	doc("binding/2 returns a route binding or undefined; binding/3 the default."),
+	?assertEqual({<<"one">>, <<"two">>, undefined, default}, get_echo(Config, "/binding/one/two")),
+	%% An optional segment left out is not bound.
+	?assertEqual({<<"one">>, undefined, undefined, default}, get_echo(Config, "/binding/one")).
+
+bindings_constraint(Config) ->
+	doc("bindings/1 returns the bindings, with route constraints applied (int)."),
+	?assertEqual(#{n => 42}, get_echo(Config, "/int/42")).
+
+bindings_constraint_failed(Config) ->
+	doc("A binding failing its route constraint makes the route not match: 404. "
+		"(RFC 9110 15.5.5)"),
+	Resp = mustang_test:get(port(Config), "/int/abc"),
+	?assertMatch(#{status := 404, reason := <<"Not Found">>, body := <<>>}, Resp).
+
+bindings_host(Config) ->
+	doc("bindings/1 includes the bindings of the host pattern."),
+	?assertEqual(#{sub => <<"x">>}, echo(Config,
+		<<"GET /bindings HTTP/1.1\r\nhost: x.bind.test\r\n\r\n">>)).
+
+host_info(Config) ->
+	doc("host_info/1 returns the host segments matched by [...], undefined without it."),
+	?assertEqual([<<"a">>, <<"b">>], echo(Config,
+		<<"GET /host_info HTTP/1.1\r\nhost: a.b.hostinfo.test\r\n\r\n">>)),
+	?assertEqual(undefined, get_echo(Config, "/echo/host_info")).
+
+path_info(Config) ->
+	doc("path_info/1 returns the path segments matched by [...], undefined without it."),
+	?assertEqual([<<"a">>, <<"b c">>], get_echo(Config, "/path_info/a/b%20c")),
+	?assertEqual([], get_echo(Config, "/path_info")),
+	?assertEqual(undefined, get_echo(Config, "/echo/path_info")).
+
+peer(Config) ->
+	doc("peer/1 is the client's address and port."),
+	S = connect(port(Config)),
+	{ok, {_, ClientPort}} = inet:sockname(S),
+	ok = send(S, get_req("/echo/peer")),
+	?assertEqual({{127, 0, 0, 1}, ClientPort}, echoed(recv_response(S))),
+	close(S).
+
+sock(Config) ->
+	doc("sock/1 is the server's address and port of the connection."),
+	?assertEqual({{127, 0, 0, 1}, port(Config)}, get_echo(Config, "/echo/sock")).
+
+cert(Config) ->
+	doc("cert/1 is undefined on a clear connection."),
+	?assertEqual(undefined, get_echo(Config, "/echo/cert")).
+
+%% Request body.
+
+has_body_none(Config) ->
+	doc("has_body/1 is false and body_length/1 0 without a body (also for "
+		"content-length: 0). (RFC 9112 6.3)"),
+	?assertEqual({false, 0}, get_echo(Config, "/echo/has_body")),
+	?assertEqual({false, 0}, echo(Config, post("/echo/has_body", [], <<>>))).
+
+has_body_content_length(Config) ->
+	doc("has_body/1 is true and body_length/1 the content-length. (RFC 9112 6.3)"),
+	?assertEqual({true, 5}, echo(Config, post("/echo/has_body", [], <<"hello">>))).
+
+has_body_chunked(Config) ->
+	doc("has_body/1 is true and body_length/1 undefined for a chunked body. (RFC 9112 6.3)"),
+	?assertEqual({true, undefined}, echo(Config, <<"POST /echo/has_body HTTP/1.1\r\n"
+		"host: localhost\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n">>)).
+
+read_body(Config) ->
+	doc("read_body/1 returns the body bytes exactly."),
+	Body = rand:bytes(100000),
+	Resp = request(port(Config), post("/echo_body", [{"content-type", "application/x-test"}], Body)),
+	?assertMatch(#{status := 200}, Resp),
+	?assertEqual(Body, maps:get(body, Resp)),
+	?assertEqual(<<"application/x-test">>, header(<<"content-type">>, Resp)).
+
+read_body_length_10mb(Config) ->
+	doc("read_body/2 with length 1000000 reads a 10 MB body in several calls; the total "
+		"is exact."),
+	Size = 10 * 1024 * 1024,
+	S = connect(port(Config)),
+	ok = send(S, post("/read_body/length", [], binary:copy(<<"0123456789abcdef">>, Size div 16))),
+	Resp = recv_response(S, #{timeout => 20000}),
+	?assertMatch(#{status := 200}, Resp),
+	[Total, Calls] = binary:split(maps:get(body, Resp), <<" ">>),
+	?assertEqual(Size, binary_to_integer(Total)),
+	?assert(binary_to_integer(Calls) >= 10, {calls, Calls}),
+	close(S).
+
+read_body_period(Config) ->
+	doc("read_body/2 returns what arrived when its period (200 ms) ends: {more, Data}; "
+		"the next call returns the rest."),
+	S = connect(port(Config)),
+	ok = send(S, <<"POST /read_body/period HTTP/1.1\r\nhost: localhost\r\n"
+		"content-length: 11\r\n\r\nhello">>),
+	%% Nothing comes back before the rest of the body is sent.
+	?assertEqual({error, timeout}, recv_response(S, #{timeout => 500})),
+	ok = send(S, <<" world">>),
+	?assertMatch(#{status := 200, body := <<"more:hello|ok: world">>}, recv_response(S)),
+	close(S).
+
+read_urlencoded_body(Config) ->
+	doc("read_urlencoded_body/1 decodes an application/x-www-form-urlencoded body. "
+		"(URL Standard 5.1)"),
+	Resp = request(port(Config), post("/urlencoded",
+		[{"content-type", "application/x-www-form-urlencoded"}], <<"a=1&b=%20+&c&a=2">>)),
+	?assertEqual([{<<"a">>, <<"1">>}, {<<"b">>, <<"  ">>}, {<<"c">>, true}, {<<"a">>, <<"2">>}],
+		echoed(Resp)).
+
+read_urlencoded_body_max_keys(Config) ->
+	doc("read_urlencoded_body/2 with more keys than max_keys ends the request with 400."),
+	assert_request_error(Config, post("/urlencoded/max_keys", [], <<"a=1&b=2&c=3">>), 400),
+	?assertEqual([{<<"a">>, <<"1">>}, {<<"b">>, <<"2">>}],
+		echo(Config, post("/urlencoded/max_keys", [], <<"a=1&b=2">>))).
+
+read_urlencoded_body_too_large(Config) ->
+	doc("read_urlencoded_body/2 with a body larger than its length option (here 202 "
+		"bytes for 100, all arriving with the head) ends the request with 413, as "
+		"mustang_req documents. (RFC 9110 15.5.14)"),
+	assert_request_error(Config, post("/urlencoded/length", [],
+		["a=", binary:copy(<<"b">>, 200)]), 413).
+
+read_urlencoded_body_too_large_partial(Config) ->
+	doc("read_urlencoded_body/2 ends the request with 413 as soon as more than its "
+		"length option arrived, without waiting for the rest. (RFC 9110 15.5.14)"),
+	S = connect(port(Config)),
+	ok = send(S, [<<"POST /urlencoded/length HTTP/1.1\r\nhost: localhost\r\n"
+		"content-length: 1000\r\n\r\na=">>, binary:copy(<<"b">>, 200)]),
+	Resp = recv_response(S),
+	?assertMatch(#{status := 413, reason := <<"Content Too Large">>, body := <<>>}, Resp),
+	?assertEqual(<<"close">>, header(<<"connection">>, Resp)),
+	?assertEqual(ok, wait_closed(S, 2000)).
+
+%% Response.
+
+reply_2(Config) ->
+	doc("reply/2 sends the status with an empty body and content-length: 0."),
+	Resp = mustang_test:get(port(Config), "/reply2"),
+	?assertMatch(#{status := 202, reason := <<"Accepted">>, body := <<>>}, Resp),
+	?assertEqual(<<"0">>, header(<<"content-length">>, Resp)).
+
+reply_3(Config) ->
+	doc("reply/3 sends the status and headers with an empty body."),
+	Resp = mustang_test:get(port(Config), "/reply3"),
+	?assertMatch(#{status := 403, reason := <<"Forbidden">>, body := <<>>}, Resp),
+	?assertEqual(<<"3">>, header(<<"x-reply">>, Resp)),
+	?assertEqual(<<"0">>, header(<<"content-length">>, Resp)).
+
+reply_4(Config) ->
+	doc("reply/4 sends status, headers and body, with the content-length of the body."),
+	Resp = mustang_test:get(port(Config), "/reply4"),
+	?assertMatch(#{status := 201, reason := <<"Created">>, body := <<"created">>}, Resp),
+	?assertEqual(<<"4">>, header(<<"x-reply">>, Resp)),
+	?assertEqual(<<"text/plain">>, header(<<"content-type">>, Resp)),
+	?assertEqual(<<"7">>, header(<<"content-length">>, Resp)),
+	?assertNotEqual(undefined, header(<<"date">>, Resp)).
+
+reply_binary_status(Config) ->
+	doc("reply/4 with a binary status sends it as the status line. (RFC 9112 4)"),
+	#{raw := Raw} = mustang_test:get(port(Config), "/reply_binary_status"),
+	?assertMatch(<<"HTTP/1.1 299 Custom Reason\r\n", _/bits>>, Raw).
+
+resp_headers(Config) ->
+	doc("set_resp_header/3, set_resp_headers/2, has_resp_header/2, resp_header/2,3, "
+		"resp_headers/1 and delete_resp_header/2; reply headers override them."),
+	Resp = mustang_test:get(port(Config), "/resp_headers"),
+	?assertEqual({{true, false}, {<<"2">>, undefined, default},
+		#{<<"x-one">> => <<"one">>, <<"x-two">> => <<"2">>}}, echoed(Resp)),
+	?assertEqual([<<"one">>], headers(<<"x-one">>, Resp)),
+	?assertEqual([<<"two">>], headers(<<"x-two">>, Resp)),
+	?assertEqual([], headers(<<"x-three">>, Resp)).
+
+set_resp_body_iodata(Config) ->
+	doc("set_resp_body/2 with iodata is sent by reply/2; has_resp_body/1 is true."),
+	Resp = mustang_test:get(port(Config), "/resp_body/iodata"),
+	?assertMatch(#{status := 200, body := <<"iodata">>}, Resp),
+	?assertEqual(<<"6">>, header(<<"content-length">>, Resp)),
+	?assertEqual(<<"true">>, header(<<"x-has-resp-body">>, Resp)).
+
+set_resp_body_sendfile(Config) ->
+	doc("set_resp_body/2 with {sendfile, 3, 7, Path} sends exactly bytes 3 to 9 of the "
+		"file; has_resp_body/1 is true."),
+	S = connect(port(Config)),
+	ok = send(S, [get_req("/resp_body/sendfile"), get_req("/")]),
+	Resp = recv_response(S),
+	?assertMatch(#{status := 200, body := <<"3456789">>}, Resp),
+	?assertEqual(<<"7">>, header(<<"content-length">>, Resp)),
+	?assertEqual(<<"true">>, header(<<"x-has-resp-body">>, Resp)),
+	%% Nothing more than the 7 bytes was sent.
+	?assertMatch(#{status := 200, body := <<"Hello world!">>}, recv_response(S)),
+	close(S).
+
+set_resp_body_none(Config) ->
+	doc("Without set_resp_body/2, has_resp_body/1 is false and reply/2 sends no body."),
+	Resp = mustang_test:get(port(Config), "/resp_body/empty"),
+	?assertMatch(#{status := 200, body := <<>>}, Resp),
+	?assertEqual(<<"0">>, header(<<"content-length">>, Resp)),
+	?assertEqual(<<"false">>, header(<<"x-has-resp-body">>, Resp)).
+
+set_resp_cookie_all_attributes(Config) ->
+	doc("set_resp_cookie/4 with every attribute gives one exact Set-Cookie line. "
+		"(RFC 6265 4.1)"),
+	Resp = mustang_test:get(port(Config), "/cookies/all"),
+	?assertEqual([<<"session=abc123; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; "
+		"Domain=example.org; Path=/app; Secure; HttpOnly; SameSite=Strict">>],
+		headers(<<"set-cookie">>, Resp)).
+
+set_resp_cookie_two(Config) ->
+	doc("Two cookies give two Set-Cookie lines. (RFC 6265 3, RFC 9110 5.3)"),
+	Resp = mustang_test:get(port(Config), "/cookies/two"),
+	?assertEqual([<<"a=1">>, <<"b=2; Path=/; SameSite=Lax">>],
+		lists:sort(headers(<<"set-cookie">>, Resp))).
+
+set_resp_cookie_max_age(Config) ->
+	doc("set_resp_cookie/4 with max_age sends Expires (now + max_age, IMF-fixdate) and "
+		"Max-Age. (RFC 6265 4.1.1, RFC 9110 5.6.7)"),
+	Before = erlang:system_time(second),
+	Resp = mustang_test:get(port(Config), "/cookies/max_age"),
+	After = erlang:system_time(second),
+	[Cookie] = headers(<<"set-cookie">>, Resp),
+	Candidates = [iolist_to_binary(["c=3; Expires=", imf_fixdate(T + 3600),
+		"; Max-Age=3600; SameSite=None"]) || T <- lists:seq(Before - 1, After + 1)],
+	?assert(lists:member(Cookie, Candidates), {Cookie, Candidates}).
+
+imf_fixdate(Seconds) ->
+	{{Y, Mo, D}, {H, Mi, S}} = calendar:system_time_to_universal_time(Seconds, second),
+	Day = element(calendar:day_of_the_week(Y, Mo, D),
+		{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}),
+	Month = element(Mo, {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep",
+		"Oct", "Nov", "Dec"}),
+	io_lib:format("~s, ~2..0b ~s ~4..0b ~2..0b:~2..0b:~2..0b GMT", [Day, D, Month, Y, H, Mi, S]).
+
+inform(Config) ->
+	doc("inform/3 sends a 103 Early Hints block with its headers before the final "
+		"response. (RFC 9110 15.2, RFC 8297)"),
+	S = connect(port(Config)),
+	ok = send(S, get_req("/inform")),
+	?assertMatch(#{raw := <<"HTTP/1.1 103 Early Hints\r\n"
+		"link: </style.css>; rel=preload; as=style\r\n\r\n">>}, recv_response(S)),
+	?assertMatch(#{status := 200, body := <<"after hints">>}, recv_response(S)),
+	close(S).
+
+inform_http10(Config) ->
+	doc("inform/3 sends nothing to an HTTP/1.0 client, which does not understand 1xx. "
+		"(RFC 9110 15.2)"),
+	Resp = request(port(Config), <<"GET /inform HTTP/1.0\r\nhost: localhost\r\n\r\n">>),
+	?assertMatch(#{status := 200, body := <<"after hints">>}, Resp).
+
+stream_reply(Config) ->
+	doc("stream_reply/3 and stream_body/3 send a chunked response, one chunk per "
+		"stream_body call, then the last chunk on fin. (RFC 9112 7.1)"),
+	Resp = mustang_test:get(port(Config), "/stream/body"),
+	?assertMatch(#{status := 200, body := <<"one two three">>}, Resp),
+	?assertEqual(<<"chunked">>, header(<<"transfer-encoding">>, Resp)),
+	?assertEqual(<<"text/plain">>, header(<<"content-type">>, Resp)),
+	?assertEqual(<<"4\r\none \r\n4\r\ntwo \r\n5\r\nthree\r\n0\r\n\r\n">>, raw_body(Resp)).
+
+stream_reply_http10(Config) ->
+	doc("A streamed response to HTTP/1.0 has no transfer coding: the body ends when the "
+		"connection closes. (RFC 9112 6.3)"),
+	S = connect(port(Config)),
+	ok = send(S, <<"GET /stream/body HTTP/1.0\r\nhost: localhost\r\n\r\n">>),
+	{closed, Data} = recv_all(S, 3000),
+	[Head, Body] = binary:split(Data, <<"\r\n\r\n">>),
+	?assertEqual(<<"one two three">>, Body),
+	?assertEqual(nomatch, binary:match(Head, <<"transfer-encoding">>)),
+	?assertEqual(nomatch, binary:match(Head, <<"content-length">>)).
+
+stream_trailers(Config) ->
+	doc("stream_trailers/2 ends a chunked response with the trailer fields after the "
+		"last chunk 0. (RFC 9112 7.1.2)"),
+	Resp = mustang_test:get(port(Config), "/stream/trailers"),
+	?assertMatch(#{status := 200, body := <<"hello world">>,
+		trailers := [{<<"x-checksum">>, <<"abc">>}]}, Resp),
+	?assertEqual(<<"x-checksum">>, header(<<"trailer">>, Resp)),
+	?assertEqual(<<"6\r\nhello \r\n5\r\nworld\r\n0\r\nx-checksum: abc\r\n\r\n">>, raw_body(Resp)).
+
+stream_events(Config) ->
+	doc("stream_events/3 sends server-sent events in the text/event-stream format. "
+		"(HTML Living Standard 9.2.6)"),
+	Resp = mustang_test:get(port(Config), "/stream/events"),
+	?assertMatch(#{status := 200}, Resp),
+	?assertEqual(<<"text/event-stream">>, header(<<"content-type">>, Resp)),
+	?assertEqual(<<
+		":hello\n\n"
+		"event: update\nid: 1\ndata: line1\ndata: line2\n\n"
+		"event: other\nretry: 5000\ndata: x\n\n"
+		"data: last\n\n">>, maps:get(body, Resp)).
+
+stream_body_sendfile(Config) ->
+	doc("stream_body/3 with {sendfile, 3, 7, Path} sends exactly those bytes as one chunk."),
+	Resp = mustang_test:get(port(Config), "/stream/sendfile"),
+	?assertMatch(#{status := 200, body := <<"[3456789]">>}, Resp),
+	?assertEqual(<<"1\r\n[\r\n7\r\n3456789\r\n1\r\n]\r\n0\r\n\r\n">>, raw_body(Resp)).
+
+%% Routing and misuse.
+
+not_found(Config) ->
+	doc("A path no route matches gets 404. (RFC 9110 15.5.5)"),
+	Resp = mustang_test:get(port(Config), "/no/such/path"),
+	?assertMatch(#{status := 404, reason := <<"Not Found">>, body := <<>>}, Resp),
+	?assertEqual(<<"0">>, header(<<"content-length">>, Resp)).
+
+bad_host(Config) ->
+	doc("A host no route matches gets 400. (RFC 9110 15.5.1)"),
+	Resp = request(port(Config), <<"GET / HTTP/1.1\r\nhost: unknown.test\r\n\r\n">>),
+	?assertMatch(#{status := 400, reason := <<"Bad Request">>, body := <<>>}, Resp).
+
+req_from_other_process(Config) ->
+	doc("In inline mode, a Req used from another process is refused with "
+		"error({mustang_req, inline_req_used_from_other_process}); in process mode the "
+		"other process may reply."),
+	Resp = mustang_test:get(port(Config), "/other_process"),
+	case mustang_test:mode(Config) of
+		inline ->
+			?assertEqual({mustang_req, inline_req_used_from_other_process}, echoed(Resp));
+		process ->
+			?assertMatch(#{status := 200, body := <<"replied from another process">>}, Resp)
+	end.
+
+set_env(Config) ->
+	doc("mustang:set_env/3 changes the dispatch rules for connections accepted after "
+		"the call; open connections keep theirs."),
+	Ref = mustang_test:ref(?FUNCTION_NAME, Config),
+	Port = mustang_test:start_listener(Ref, [{'_', [{"/", hello_h, []}]}],
+		mustang_test:mode(Config), #{}),
+	try
+		Old = connect(Port),
+		ok = send(Old, get_req("/")),
+		?assertMatch(#{status := 200, body := <<"Hello world!">>}, recv_response(Old)),
+		ok = mustang:set_env(Ref, dispatch,
+			mustang_router:compile([{'_', [{"/", echo_h, path}]}])),
+		?assertEqual(<<"/">>, echoed(mustang_test:get(Port, "/"))),
+		ok = send(Old, get_req("/")),
+		?assertMatch(#{status := 200, body := <<"Hello world!">>}, recv_response(Old)),
+		close(Old)
+	after
+		mustang_test:stop_listener(Ref)
+	end.
