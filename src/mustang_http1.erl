@@ -24,6 +24,8 @@
 %%   max_headers (100), max_empty_lines (5)
 %%   max_skip_body_length (1000000) unread body discarded to keep the connection
 %%   max_trailer_length (4096)     bytes of chunked trailers skipped
+%%   linger_timeout (1000)         ms spent reading and discarding what the client
+%%                                 still sends once we decided to close (RFC 9112 9.6)
 %%   logger (logger)               module used for logs
 -module(mustang_http1).
 
@@ -51,6 +53,7 @@
 	max_keepalive => 1000,
 	max_skip_body_length => 1000000,
 	max_trailer_length => 4096,
+	linger_timeout => 1000,
 	logger => logger
 }).
 
@@ -72,7 +75,11 @@
 	%% Response progress.
 	resp = none :: none | chunked | identity | close_delimited | done,
 	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
-	active_n :: pos_integer()
+	active_n :: pos_integer(),
+	%% How long a body read may wait for data, and how much unread body
+	%% may be discarded to keep the connection.
+	idle_timeout :: timeout(),
+	max_skip :: non_neg_integer()
 }).
 
 -record(st, {
@@ -289,7 +296,7 @@ request_timeout(St = #st{req_deadline = Deadline}, Buffer) ->
 		_ when Buffer =:= <<>> ->
 			%% Nothing of a new request arrived: close quietly, as keep-alive
 			%% connections are expected to end this way.
-			terminate(St, normal);
+			terminate(St, idle);
 		_ ->
 			error_response(St, 408, request_timeout)
 	end.
@@ -332,7 +339,9 @@ handle_request(St = #st{opts = Opts, requests = Count}, Request, Rest) ->
 		expect = Expect,
 		buffer = Rest,
 		dynbuf = St#st.dynbuf,
-		active_n = St#st.active_n
+		active_n = St#st.active_n,
+		idle_timeout = maps:get(idle_timeout, Opts),
+		max_skip = maps:get(max_skip_body_length, Opts)
 	},
 	Req = build_req(St, StreamID, Request),
 	St2 = St#st{requests = StreamID},
@@ -487,6 +496,7 @@ complete_response(Stream, _) ->
 	Stream#stream{keepalive = false}.
 
 request_error_status({read_body, timeout}) -> 408;
+request_error_status({read_body, {Status, _}}) -> Status;
 request_error_status({read_urlencoded_body, too_large}) -> 413;
 request_error_status(_) -> 400.
 
@@ -568,7 +578,8 @@ read_inline(Stream = #stream{buffer = Buffer}, Length, Period, Timeout) ->
 
 read_inline_loop(Stream = #stream{socket = Socket, transport = Transport,
 		messages = {OK, Closed, Error, Passive}}, Length, Deadline, Timeout, Acc, Size) ->
-	Wait = min(Timeout, max(0, Deadline - erlang:monotonic_time(millisecond))),
+	Wait = min(min(Timeout, Stream#stream.idle_timeout),
+		max(0, Deadline - erlang:monotonic_time(millisecond))),
 	receive
 		{OK, Socket, Data} ->
 			DynBuf = update_dynbuf(byte_size(Data), Transport, Socket, Stream#stream.dynbuf),
@@ -614,7 +625,7 @@ decode_body(Data, Stream = #stream{body = {chunked, State}}) ->
 	case mustang_http1_codec:decode_chunked(Data, State) of
 		{more, Decoded, State2} -> {ok, Decoded, Stream#stream{body = {chunked, State2}}};
 		{done, Decoded, Rest} -> {ok, Decoded, Stream#stream{body = done, buffer = Rest}};
-		{error, _, Reason} -> {error, Reason}
+		{error, Status, Reason} -> {error, {Status, Reason}}
 	end.
 
 send_continue(Stream = #stream{expect = true, transport = Transport, socket = Socket}) ->
@@ -632,9 +643,9 @@ command({inform, _, _}, Stream) ->
 	%% HTTP/1.0 clients do not understand 1xx (RFC 9110 15.2).
 	{ok, Stream};
 command({response, Status, Headers, Body}, Stream = #stream{resp = none}) ->
-	send_response(Status, Headers, Body, Stream);
+	send_response(Status, Headers, Body, close_if_body_unskippable(Stream));
 command({headers, Status, Headers}, Stream = #stream{resp = none}) ->
-	send_headers(Status, Headers, Stream);
+	send_headers(Status, Headers, close_if_body_unskippable(Stream));
 command({data, IsFin, _}, Stream = #stream{head = true, resp = Resp}) when Resp =/= none, Resp =/= done ->
 	{ok, done_if(IsFin, Stream)};
 command({data, IsFin, Data}, Stream = #stream{resp = chunked}) ->
@@ -667,6 +678,19 @@ command({trailers, _}, Stream = #stream{resp = Resp}) when Resp =:= identity; Re
 	{ok, Stream#stream{resp = done}};
 command(Command, Stream) ->
 	{{error, {invalid_command, element(1, Command), Stream#stream.resp}}, Stream}.
+
+%% When the response starts before the body was read, decide now whether the
+%% connection can be kept, so the response head can say so: a body larger
+%% than max_skip_body_length, or one the client was not yet told to send
+%% (100-continue), is never waited for.
+close_if_body_unskippable(Stream = #stream{body = done}) ->
+	Stream;
+close_if_body_unskippable(Stream = #stream{expect = true}) ->
+	Stream#stream{keepalive = false};
+close_if_body_unskippable(Stream = #stream{body = {length, N}, max_skip = Max}) when N > Max ->
+	Stream#stream{keepalive = false};
+close_if_body_unskippable(Stream) ->
+	Stream.
 
 done_if(fin, Stream) -> Stream#stream{resp = done};
 done_if(nofin, Stream) -> Stream.
@@ -724,7 +748,8 @@ head(Status, Headers, #stream{version = Version, keepalive = Keepalive}) ->
 		#{<<"date">> := _} -> [];
 		_ -> mustang_clock:date_header()
 	end,
-	[mustang_http1_codec:status_line(Version, Status),
+	%% A server answers with its own version (RFC 9110 2.5), whatever the client's.
+	[mustang_http1_codec:status_line('HTTP/1.1', Status),
 		mustang_http1_codec:headers_to_iodata(headers_list(maps:remove(<<"connection">>, Headers))),
 		Date, Connection, <<"\r\n">>].
 
@@ -873,8 +898,38 @@ terminate(St = #st{transport = Transport, socket = Socket, child = Child}, Reaso
 		_ -> exit(Child, kill)
 	end,
 	_ = Transport:shutdown(Socket, write),
+	linger(St, Reason),
 	Transport:close(Socket),
 	exit(exit_reason(Reason, St)).
+
+%% Closing a socket with unread data makes the kernel send a reset, which can
+%% destroy the response before the client reads it. After our half-close, read
+%% and discard what the client still sends until it closes or linger_timeout
+%% passes (RFC 9112 9.6). Not when the peer is known to be gone.
+linger(_, closed) -> ok;
+linger(_, {socket_error, _}) -> ok;
+%% Idle connections: the client is not sending anything.
+linger(_, idle) -> ok;
+linger(_, idle_timeout) -> ok;
+linger(#st{stream = undefined}, shutdown) -> ok;
+linger(#st{opts = #{linger_timeout := 0}}, _) -> ok;
+linger(St = #st{opts = #{linger_timeout := Timeout}}, _) ->
+	Deadline = erlang:monotonic_time(millisecond) + Timeout,
+	linger_loop(St, Deadline).
+
+linger_loop(St = #st{socket = Socket, transport = Transport,
+		messages = {OK, Closed, Error, Passive}}, Deadline) ->
+	Wait = max(0, Deadline - erlang:monotonic_time(millisecond)),
+	receive
+		{OK, Socket, _} -> linger_loop(St, Deadline);
+		{Passive, Socket} ->
+			_ = Transport:setopts(Socket, [{active, St#st.active_n}]),
+			linger_loop(St, Deadline);
+		{Closed, Socket} -> ok;
+		{Error, Socket, _} -> ok
+	after Wait ->
+		ok
+	end.
 
 %% Ordinary endings are `normal` so that no crash report is written.
 exit_reason(shutdown, _) -> shutdown;

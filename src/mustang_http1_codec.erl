@@ -65,6 +65,8 @@
 	| {data_lf, non_neg_integer()}
 	| {trailers, binary(), non_neg_integer(), non_neg_integer()}.
 
+-define(P(Name), mustang_pattern:get(Name)).
+
 -define(IS_TOKEN(C),
 	(C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z)
 	orelse (C >= $0 andalso C =< $9)
@@ -105,11 +107,11 @@ parse_request(Buffer, ScanFrom, Limits = #{max_empty_lines := MaxEmpty}) ->
 			From = max(0, ScanFrom - Skipped),
 			case byte_size(Rest) - From of
 				Avail when Avail < 4 ->
-					partial(Rest, Skipped, Limits);
+					partial(Rest, Skipped, From, Limits);
 				Avail ->
-					case binary:match(Rest, <<"\r\n\r\n">>, [{scope, {From, Avail}}]) of
+					case binary:match(Rest, ?P(crlfcrlf), [{scope, {From, Avail}}]) of
 						nomatch ->
-							partial(Rest, Skipped, Limits);
+							partial(Rest, Skipped, From, Limits);
 						{Pos, 4} ->
 							Head = binary:part(Rest, 0, Pos + 2),
 							Tail = binary:part(Rest, Pos + 4, byte_size(Rest) - Pos - 4),
@@ -122,11 +124,23 @@ parse_request(Buffer, ScanFrom, Limits = #{max_empty_lines := MaxEmpty}) ->
 			Error
 	end.
 
-partial(Rest, Skipped, Limits) ->
+partial(Rest, Skipped, From, Limits) ->
 	case check_partial(Rest, Limits) of
-		ok -> {more, Skipped + max(0, byte_size(Rest) - 3)};
-		Error -> Error
+		ok ->
+			case bare_lf(Rest, max(0, From - 1)) of
+				false -> {more, Skipped + max(0, byte_size(Rest) - 3)};
+				true -> {error, 400, bare_lf}
+			end;
+		Error ->
+			Error
 	end.
+
+%% A head with LF line endings would never show the CRLFCRLF we wait for:
+%% refuse it as soon as an LF without its CR arrives (RFC 9112 2.2). Only the
+%% bytes not scanned before are looked at.
+bare_lf(Rest, From) ->
+	lists:any(fun({0, 1}) -> true; ({Pos, 1}) -> binary:at(Rest, Pos - 1) =/= $\r end,
+		binary:matches(Rest, <<"\n">>, [{scope, {From, byte_size(Rest) - From}}])).
 
 skip_empty_lines(<<"\r\n", Rest/bits>>, N, Max) when N < Max ->
 	skip_empty_lines(Rest, N + 1, Max);
@@ -148,7 +162,7 @@ check_partial(Rest, #{max_request_line_length := MaxLine, max_method_length := M
 		max_headers := MaxHeaders, max_header_name_length := MaxName,
 		max_header_value_length := MaxValue}) ->
 	Size = byte_size(Rest),
-	case binary:match(Rest, <<"\r\n">>) of
+	case binary:match(Rest, ?P(crlf)) of
 		nomatch when Size > MaxLine + 1; Size =:= MaxLine + 1, binary_part(Rest, Size, -1) =/= <<"\r">> ->
 			{error, 414, request_line_too_long};
 		nomatch ->
@@ -171,7 +185,7 @@ check_partial_method(Rest, Size, MaxMethod) ->
 	end.
 
 parse_head(Head, Tail, Limits = #{max_request_line_length := MaxLine}) ->
-	{LineEnd, 2} = binary:match(Head, <<"\r\n">>),
+	{LineEnd, 2} = binary:match(Head, ?P(crlf)),
 	if
 		LineEnd > MaxLine ->
 			{error, 414, request_line_too_long};
@@ -192,26 +206,31 @@ parse_head(Head, Tail, Limits = #{max_request_line_length := MaxLine}) ->
 	end.
 
 parse_request_line(Line, #{max_method_length := MaxMethod}) ->
-	case binary:split(Line, <<" ">>) of
-		[Method, Rest] when byte_size(Method) > MaxMethod ->
-			_ = Rest,
+	case split_sp(Line) of
+		{Method, _} when byte_size(Method) > MaxMethod ->
 			{error, 501, method_too_long};
-		[<<>>, _] ->
+		{<<>>, _} ->
 			{error, 400, empty_method};
-		[Method, Rest] ->
+		{Method, Rest} ->
 			case is_token(Method) of
 				false ->
 					{error, 400, invalid_method};
 				true ->
-					case binary:split(Rest, <<" ">>) of
-						[Target, Version] when Target =/= <<>> ->
+					case split_sp(Rest) of
+						{Target, Version} when Target =/= <<>> ->
 							parse_version(Method, Target, Version);
 						_ ->
 							{error, 400, invalid_request_line}
 					end
 			end;
-		[_] ->
+		nomatch ->
 			{error, 400, invalid_request_line}
+	end.
+
+split_sp(Bin) ->
+	case binary:match(Bin, ?P(sp)) of
+		{Pos, 1} -> {binary:part(Bin, 0, Pos), binary:part(Bin, Pos + 1, byte_size(Bin) - Pos - 1)};
+		nomatch -> nomatch
 	end.
 
 parse_version(Method, Target, <<"HTTP/1.1">>) -> {ok, Method, Target, 'HTTP/1.1'};
@@ -233,7 +252,7 @@ parse_headers(<<>>, Acc, _, _) ->
 parse_headers(_, _, Count, #{max_headers := Max}) when Count >= Max ->
 	{error, 431, too_many_headers};
 parse_headers(Data, Acc, Count, Limits) ->
-	case binary:match(Data, <<"\r\n">>) of
+	case binary:match(Data, ?P(crlf)) of
 		{End, 2} ->
 			Line = binary:part(Data, 0, End),
 			Rest = binary:part(Data, End + 2, byte_size(Data) - End - 2),
@@ -251,7 +270,7 @@ parse_header_line(<<C, _/bits>>, _) when C =:= $\s; C =:= $\t ->
 	{error, 400, obsolete_line_folding};
 parse_header_line(Line, #{max_header_name_length := MaxName,
 		max_header_value_length := MaxValue}) ->
-	case binary:match(Line, <<":">>) of
+	case binary:match(Line, ?P(colon)) of
 		nomatch ->
 			{error, 400, header_line_without_colon};
 		{0, 1} ->
@@ -395,7 +414,7 @@ split_path(Target, Scheme, Authority) ->
 		false ->
 			{error, 400, invalid_request_target};
 		true ->
-			case binary:match(Target, <<"?">>) of
+			case binary:match(Target, ?P(qmark)) of
 				nomatch ->
 					{ok, Scheme, Authority, Target, <<>>};
 				{Pos, 1} ->
@@ -415,7 +434,7 @@ valid_target(_) -> false.
 request_host(Version, TargetAuthority, Headers) ->
 	HeaderHost = case Headers of
 		#{<<"host">> := Value} ->
-			case binary:match(Value, <<",">>) of
+			case binary:match(Value, ?P(comma)) of
 				nomatch -> parse_host(Value);
 				_ -> {error, 400, multiple_host_headers}
 			end;
@@ -443,7 +462,7 @@ parse_host(<<"[", _/bits>> = Value) ->
 			end
 	end;
 parse_host(Value) ->
-	case binary:match(Value, <<":">>) of
+	case binary:match(Value, ?P(colon)) of
 		nomatch ->
 			case reg_name(Value) of
 				error -> {error, 400, invalid_host};
@@ -591,7 +610,7 @@ decode_chunked(_, {DataCrlf, _}, _) when DataCrlf =:= data_crlf; DataCrlf =:= da
 	{error, 400, chunk_without_crlf};
 decode_chunked(Data, {size, Partial, Max}, Acc) ->
 	Line = case Partial of <<>> -> Data; _ -> <<Partial/binary, Data/binary>> end,
-	case binary:match(Line, <<"\r\n">>) of
+	case binary:match(Line, ?P(crlf)) of
 		nomatch when byte_size(Line) > ?MAX_CHUNK_LINE + 1;
 				byte_size(Line) =:= ?MAX_CHUNK_LINE + 1, binary_part(Line, byte_size(Line), -1) =/= <<"\r">> ->
 			{error, 400, chunk_size_line_too_long};
@@ -618,7 +637,7 @@ skip_trailers(<<"\r\n", Rest/bits>>, _, _, Acc) ->
 skip_trailers(<<"\r">>, Seen, Max, Acc) ->
 	{more, lists:reverse(Acc), {trailers, <<"\r">>, Seen, Max}};
 skip_trailers(Buf, Seen, Max, Acc) ->
-	case binary:match(Buf, <<"\r\n">>) of
+	case binary:match(Buf, ?P(crlf)) of
 		nomatch when Seen + byte_size(Buf) > Max ->
 			{error, 431, trailers_too_large};
 		nomatch ->
@@ -635,7 +654,7 @@ skip_trailers(Buf, Seen, Max, Acc) ->
 
 %% A trailer field line is held to the same rules as a header line.
 valid_trailer(Line) ->
-	case binary:match(Line, <<":">>) of
+	case binary:match(Line, ?P(colon)) of
 		{Pos, 1} when Pos > 0 ->
 			check_token(binary:part(Line, 0, Pos), false) =/= error
 				andalso valid_value(binary:part(Line, Pos + 1, byte_size(Line) - Pos - 1));

@@ -173,7 +173,7 @@ uri(#{scheme := Scheme0, host := Host0, port := Port0, path := Path0, qs := Qs0}
 	Fragment = maps:get(fragment, Opts, undefined),
 	[
 		case {Scheme, Host} of
-			{undefined, undefined} -> [];
+			{_, undefined} -> [];
 			{undefined, _} -> [<<"//">>, Host];
 			_ -> [Scheme, <<"://">>, Host]
 		end,
@@ -318,7 +318,13 @@ read_urlencoded_body(Req) -> read_urlencoded_body(Req, #{}).
 	-> {ok, [{binary(), binary() | true}], req()}.
 read_urlencoded_body(Req, Opts) ->
 	ReadOpts = maps:merge(#{length => 64000, period => 5000}, maps:without([max_keys], Opts)),
+	MaxLength = maps:get(length, ReadOpts),
 	case read_body(Req, ReadOpts) of
+		{ok, Body, _} when is_integer(MaxLength), byte_size(Body) > MaxLength ->
+			%% read_body/2 may return more than `length` when it was already
+			%% buffered; this function's length is a hard limit.
+			exit({request_error, {read_urlencoded_body, too_large},
+				'The urlencoded body is larger than allowed.'});
 		{ok, Body, Req2} ->
 			case mustang_qs:parse_qs_limited(Body, maps:get(max_keys, Opts, 1000)) of
 				{ok, List} -> {ok, List, Req2};
@@ -535,7 +541,7 @@ valid_name(<<C, Rest/bits>>) when C > 32, C < 127, C =/= $: -> valid_name(Rest);
 valid_name(_) -> false.
 
 safe(Value) when is_binary(Value) ->
-	binary:match(Value, [<<"\r">>, <<"\n">>, <<0>>]) =:= nomatch;
+	binary:match(Value, mustang_pattern:get(unsafe_value)) =:= nomatch;
 safe(Value) ->
 	safe(iolist_to_binary(Value)).
 
