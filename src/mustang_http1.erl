@@ -237,6 +237,8 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 			request_timeout(St#st{req_timer = undefined}, Buffer);
 		{{Pid, _}, {Tag, From, Command}} when Pid =:= self(), is_reference(Tag) ->
 			loop(process_command(St, Tag, From, Command), Buffer);
+		{{Pid, _}, {cast, Command}} when Pid =:= self() ->
+			loop(process_cast(St, Command), Buffer);
 		{timeout, TRef, {read_period, Tag}} ->
 			loop(read_period(St, TRef, Tag), Buffer);
 		{'EXIT', Parent, _} ->
@@ -547,7 +549,7 @@ inline_command({read_body, Length, Period, Timeout}, Stream0) ->
 		{error, Reason, Stream2} ->
 			{{error, Reason}, Stream2#stream{keepalive = false}};
 		{IsFin, Data, Stream2} ->
-			{{IsFin, iolist_to_binary(Data)}, Stream2}
+			{{IsFin, join(Data)}, Stream2}
 	end;
 inline_command(Command, Stream) ->
 	command(Command, Stream).
@@ -609,6 +611,14 @@ read_inline_loop(Stream = #stream{socket = Socket, transport = Transport,
 			false -> {error, timeout, Stream}
 		end
 	end.
+
+%% Body data as one binary. Most reads are a single socket message, returned
+%% as is: joining copies, and for large bodies the copy is the main cost.
+join(Data) when is_binary(Data) -> Data;
+join([]) -> <<>>;
+join([Data]) -> join(Data);
+join([[], Data]) -> join(Data);
+join(Data) -> iolist_to_binary(Data).
 
 %% Decodes body bytes out of Data. Bytes past the end of the body stay in
 %% the stream buffer for the next (pipelined) request.
@@ -795,13 +805,13 @@ process_command(St = #st{stream = Stream0}, Tag, From, {read_body, Length, Perio
 		Buffer ->
 			case decode_body(Buffer, Stream#stream{buffer = <<>>}) of
 				{ok, Data, Stream2 = #stream{body = done}} ->
-					From ! {Tag, {fin, iolist_to_binary(Data)}},
+					From ! {Tag, {fin, join(Data)}},
 					St#st{stream = Stream2};
 				{ok, Data, Stream2} ->
 					Size = iolist_size(Data),
 					case Size >= Length of
 						true ->
-							From ! {Tag, {nofin, iolist_to_binary(Data)}},
+							From ! {Tag, {nofin, join(Data)}},
 							St#st{stream = Stream2};
 						false ->
 							start_pending_read(St#st{stream = Stream2}, Tag, From, Length, Period,
@@ -817,6 +827,14 @@ process_command(St = #st{stream = Stream}, Tag, From, Command) ->
 	From ! {Tag, Result},
 	St#st{stream = Stream2}.
 
+%% Commands the request process does not wait for (whole responses, heads,
+%% trailers, 1xx): a failed send shows up as the connection closing.
+process_cast(St = #st{stream = undefined}, _) ->
+	St;
+process_cast(St = #st{stream = Stream}, Command) ->
+	{_, Stream2} = command(Command, Stream),
+	St#st{stream = Stream2}.
+
 start_pending_read(St, Tag, From, Length, Period, Acc, Size) ->
 	TRef = erlang:start_timer(Period, self(), {read_period, Tag}),
 	St#st{pending_read = {Tag, From, Length, TRef, lists:reverse(Acc), Size}}.
@@ -830,14 +848,14 @@ stream_data(St = #st{stream = Stream, pending_read = {Tag, From, Length, TRef, A
 	case decode_body(Data, Stream) of
 		{ok, Decoded, Stream2 = #stream{body = done}} ->
 			_ = erlang:cancel_timer(TRef),
-			From ! {Tag, {fin, iolist_to_binary([Acc, Decoded])}},
+			From ! {Tag, {fin, join([Acc, Decoded])}},
 			St#st{stream = Stream2, pending_read = undefined};
 		{ok, Decoded, Stream2} ->
 			Size2 = Size + iolist_size(Decoded),
 			case Size2 >= Length of
 				true ->
 					_ = erlang:cancel_timer(TRef),
-					From ! {Tag, {nofin, iolist_to_binary([Acc, Decoded])}},
+					From ! {Tag, {nofin, join([Acc, Decoded])}},
 					St#st{stream = Stream2, pending_read = undefined};
 				false ->
 					St#st{stream = Stream2, pending_read = {Tag, From, Length, TRef, [Acc, Decoded], Size2}}
@@ -848,7 +866,7 @@ stream_data(St = #st{stream = Stream, pending_read = {Tag, From, Length, TRef, A
 	end.
 
 read_period(St = #st{pending_read = {Tag, From, _, TRef, Acc, _}}, TRef, Tag) ->
-	From ! {Tag, {nofin, iolist_to_binary(Acc)}},
+	From ! {Tag, {nofin, join(Acc)}},
 	St#st{pending_read = undefined};
 read_period(St, _, _) ->
 	St.

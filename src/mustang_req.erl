@@ -411,7 +411,7 @@ inform(_, _, #{has_sent_resp := _}) ->
 inform(Status, Headers, Req) ->
 	check_status(Status),
 	check_headers(Headers),
-	ok(command(Req, {inform, Status, Headers}, infinity)).
+	cast(Req, {inform, Status, Headers}).
 
 -spec reply(status(), req()) -> req().
 reply(Status, Req) -> reply(Status, #{}, Req).
@@ -428,7 +428,7 @@ reply(_, _, _, #{has_sent_resp := _}) ->
 reply(Status, Headers0, Body, Req) ->
 	check_status(Status),
 	Headers = response_headers(Headers0, Req),
-	ok(command(Req, {response, Status, Headers, Body}, infinity)),
+	ok = cast(Req, {response, Status, Headers, Body}),
 	Req#{has_sent_resp => true}.
 
 -spec stream_reply(status(), req()) -> req().
@@ -442,7 +442,7 @@ stream_reply(_, _, #{has_sent_resp := _}) ->
 stream_reply(Status, Headers0, Req) ->
 	check_status(Status),
 	Headers = response_headers(Headers0, Req),
-	ok(command(Req, {headers, Status, Headers}, infinity)),
+	ok = cast(Req, {headers, Status, Headers}),
 	Req#{has_sent_resp => headers}.
 
 -spec stream_body(resp_body(), fin | nofin, req()) -> ok.
@@ -491,7 +491,7 @@ prefix_lines(IoData, Prefix) ->
 -spec stream_trailers(headers(), req()) -> ok.
 stream_trailers(Trailers, Req = #{has_sent_resp := headers}) ->
 	check_headers(Trailers),
-	ok(command(Req, {trailers, Trailers}, infinity));
+	cast(Req, {trailers, Trailers});
 stream_trailers(_, _) ->
 	error({mustang_req, stream_reply_not_called}).
 
@@ -526,14 +526,16 @@ check_status(Status) ->
 %% CR, LF or NUL, and names with separators, are refused before anything is
 %% sent, so the handler crashes and the client gets a 500.
 check_headers(Headers) ->
-	maps:foreach(fun check_header/2, Headers).
+	check_header_list(maps:to_list(Headers)).
 
-check_header(Name, Value) when is_binary(Name), Name =/= <<>> ->
+check_header_list([]) ->
+	ok;
+check_header_list([{Name, Value} | Rest]) when is_binary(Name), Name =/= <<>> ->
 	case valid_name(Name) andalso safe(Value) of
-		true -> ok;
+		true -> check_header_list(Rest);
 		false -> error({invalid_response_header, Name, Value})
 	end;
-check_header(Name, Value) ->
+check_header_list([{Name, Value} | _]) ->
 	error({invalid_response_header, Name, Value}).
 
 valid_name(<<>>) -> true;
@@ -548,6 +550,16 @@ safe(Value) ->
 ok(ok) -> ok;
 ok({error, closed}) -> exit({shutdown, {socket_error, closed}});
 ok({error, Reason}) -> exit({shutdown, {socket_error, Reason}}).
+
+%% A command whose result the caller does not need. In process mode it is a
+%% one-way message (the connection handles messages in order, and the request
+%% process' exit after them); body data is not sent this way, so that a
+%% handler streaming faster than the client reads is held back.
+cast(Req = #{mode := inline}, Command) ->
+	ok(command(Req, Command, infinity));
+cast(#{pid := Pid, streamid := StreamID}, Command) ->
+	Pid ! {{Pid, StreamID}, {cast, Command}},
+	ok.
 
 %% Sends a command to the connection that owns the stream.
 command(#{mode := inline, pid := Pid}, Command, _) when Pid =:= self() ->

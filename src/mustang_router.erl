@@ -478,12 +478,12 @@ split_host(Host0) ->
 
 -spec strip_port(binary()) -> binary().
 strip_port(Host = <<"[", _/bits>>) ->
-	case binary:match(Host, <<"]">>) of
+	case binary:match(Host, [<<"]">>]) of
 		{Pos, 1} -> binary:part(Host, 0, Pos + 1);
 		nomatch -> Host
 	end;
 strip_port(Host) ->
-	case binary:match(Host, <<":">>) of
+	case mustang_pattern:find(Host, colon) of
 		{Pos, 1} -> binary:part(Host, 0, Pos);
 		nomatch -> Host
 	end.
@@ -535,7 +535,7 @@ path_segments([Segment0 | Tail], Acc, Len) ->
 
 -spec percent_decode(binary()) -> {ok, binary()} | error.
 percent_decode(Segment) ->
-	case binary:match(Segment, <<"%">>) of
+	case mustang_pattern:find(Segment, percent) of
 		nomatch ->
 			{ok, Segment};
 		_ ->

@@ -12,7 +12,8 @@
 %% Environment: PORT (8080), TLS_PORT (8443), MUSTANG_REQUEST_PROCESS
 %% (true|false), MUSTANG_MAX_KEEPALIVE (integer or infinity; default infinity),
 %% TLS_CERTFILE and TLS_KEYFILE (a self-signed certificate is generated
-%% at start when they are not set).
+%% at start when they are not set). For benchmarks: MUSTANG_ACTIVE_N,
+%% MUSTANG_DYNAMIC_BUFFER ("false" or "Min,Max"), MUSTANG_HIBERNATE (true|false).
 -module(mustang_demo).
 
 -export([start/0]).
@@ -27,7 +28,8 @@ start() ->
 		port => env_int("PORT", 8080),
 		tls_port => env_int("TLS_PORT", 8443),
 		request_process => os:getenv("MUSTANG_REQUEST_PROCESS") =:= "true",
-		max_keepalive => env_int("MUSTANG_MAX_KEEPALIVE", infinity)
+		max_keepalive => env_int("MUSTANG_MAX_KEEPALIVE", infinity),
+		tuning => tuning_from_env()
 	}),
 	ok.
 
@@ -68,11 +70,25 @@ routes() ->
 
 -spec protocol_opts(map()) -> map().
 protocol_opts(Config) ->
-	#{
+	maps:merge(#{
 		env => #{dispatch => mustang_router:compile(routes())},
 		request_process => maps:get(request_process, Config, false),
 		max_keepalive => maps:get(max_keepalive, Config, 1000)
-	}.
+	}, maps:get(tuning, Config, #{})).
+
+%% Protocol options a benchmark may vary without editing code.
+tuning_from_env() ->
+	Opts = [
+		{active_n, "MUSTANG_ACTIVE_N", fun list_to_integer/1},
+		{dynamic_buffer, "MUSTANG_DYNAMIC_BUFFER", fun
+			("false") -> false;
+			(MinMax) ->
+				[Min, Max] = string:split(MinMax, ","),
+				{list_to_integer(Min), list_to_integer(Max)}
+		end},
+		{hibernate, "MUSTANG_HIBERNATE", fun list_to_atom/1}
+	],
+	maps:from_list([{Key, Parse(Value)} || {Key, Var, Parse} <- Opts, (Value = os:getenv(Var)) =/= false]).
 
 -spec tls_opts() -> [any()].
 tls_opts() ->
