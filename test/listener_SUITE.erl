@@ -10,7 +10,8 @@ all() ->
 	[start_stop_get_port, unknown_options_refused, invalid_values_refused, port_in_use,
 		set_env_new_connections, max_connections_backpressure, graceful_stop_inflight,
 		graceful_stop_idle_closes, tls_alpn_http11, tls_without_certificate_refused,
-		conn_is_special_process, conns_sup_supervisor_calls].
+		conn_is_special_process, conns_sup_supervisor_calls, dynamic_buffer_grows,
+		dynamic_buffer_off_when_buffer_set, hibernate_after_idle_tick].
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
@@ -22,7 +23,8 @@ end_per_suite(_) ->
 dispatch() ->
 	mustang_router:compile([{'_', [
 		{"/", mustang_demo_hello_h, []},
-		{"/sleep", mustang_demo_sleep_h, []}
+		{"/sleep", mustang_demo_sleep_h, []},
+		{"/read_body", mustang_demo_read_body_h, []}
 	]}]).
 
 opts() ->
@@ -235,3 +237,59 @@ wait_until(Fun, Timeout) ->
 		true -> ok;
 		false -> receive after 20 -> wait_until(Fun, Timeout - 20) end
 	end.
+
+%% The socket `buffer` option grows with the size of the data received
+%% (dynamic buffer, doubling while the moving average is above 90%).
+dynamic_buffer_grows(_) ->
+	{1024, Grown} = buffer_before_after_upload(?FUNCTION_NAME, #{}),
+	?assert(Grown > 1024).
+
+%% Setting `buffer` in socket_opts turns the dynamic buffer off.
+dynamic_buffer_off_when_buffer_set(_) ->
+	{4096, 4096} = buffer_before_after_upload(?FUNCTION_NAME, #{socket_opts => [{buffer, 4096}]}).
+
+buffer_before_after_upload(Name, TransOpts) ->
+	{ok, _} = mustang:start_clear(Name, TransOpts#{port => 0, num_acceptors => 1,
+		num_conns_sups => 1}, opts()),
+	Port = mustang:get_port(Name),
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+	{<<"HTTP/1.1 200 OK">>, _, _} = recv_response(S, <<>>),
+	Before = conn_buffer(Name),
+	Size = 4000000,
+	ok = gen_tcp:send(S, ["POST /read_body HTTP/1.1\r\nhost: x\r\ncontent-length: ",
+		integer_to_list(Size), "\r\n\r\n"]),
+	ok = gen_tcp:send(S, binary:copy(<<"x">>, Size)),
+	{<<"HTTP/1.1 200 OK">>, _, <<"4000000">>} = recv_response(S, <<>>),
+	After = conn_buffer(Name),
+	ok = gen_tcp:close(S),
+	ok = mustang:stop_listener(Name),
+	{Before, After}.
+
+conn_buffer(Name) ->
+	[{_, ConnsSup}] = mustang_registry:get_conns_sups(Name),
+	[{_, Conn, _, _}] = supervisor:which_children(ConnsSup),
+	{links, Links} = process_info(Conn, links),
+	[SockPort] = [P || P <- Links, is_port(P)],
+	{ok, [{buffer, Buffer}]} = inet:getopts(SockPort, [buffer]),
+	Buffer.
+
+%% A connection that received nothing for a whole idle tick (idle_timeout/10)
+%% hibernates, giving back the heap grown while serving its last request.
+hibernate_after_idle_tick(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, num_acceptors => 1,
+		num_conns_sups => 1}, (opts())#{idle_timeout => 1000, request_timeout => 10000}),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+	{<<"HTTP/1.1 200 OK">>, _, _} = recv_response(S, <<>>),
+	[{_, ConnsSup}] = mustang_registry:get_conns_sups(?FUNCTION_NAME),
+	[{_, Conn, _, _}] = supervisor:which_children(ConnsSup),
+	wait_until(fun() ->
+		process_info(Conn, current_function) =:= {current_function, {erlang, hibernate, 3}}
+	end, 3000),
+	%% And it still serves requests afterwards.
+	ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+	{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = recv_response(S, <<>>),
+	ok = gen_tcp:close(S),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
