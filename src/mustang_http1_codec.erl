@@ -490,7 +490,7 @@ finish_request(Method, Target, Version, Headers, Tail) ->
 	end.
 
 %% Request targets (RFC 9112 3.2): origin-form, absolute-form, and
-%% asterisk-form for OPTIONS. CONNECT (authority-form) is not implemented.
+%% asterisk-form for OPTIONS. CONNECT (authority-form) is answered with 501.
 parse_target(<<"CONNECT">>, _) ->
 	{error, 501, connect_not_implemented};
 parse_target(<<"OPTIONS">>, <<"*">>) ->
