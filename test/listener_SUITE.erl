@@ -11,7 +11,8 @@ all() ->
 		set_env_new_connections, max_connections_backpressure, graceful_stop_inflight,
 		graceful_stop_idle_closes, tls_alpn_http11, tls_without_certificate_refused,
 		conn_is_special_process, conns_sup_supervisor_calls, dynamic_buffer_grows,
-		dynamic_buffer_off_when_buffer_set, hibernate_after_idle_tick].
+		dynamic_buffer_off_when_buffer_set, hibernate_after_idle_tick,
+		streaming_backpressure_inline, streaming_backpressure_process].
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
@@ -293,3 +294,46 @@ hibernate_after_idle_tick(_) ->
 	{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = recv_response(S, <<>>),
 	ok = gen_tcp:close(S),
 	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+%% A handler that streams faster than the client reads is held back: while
+%% the client reads nothing, the connection's memory and mailbox stay small;
+%% once it reads, every byte arrives.
+streaming_backpressure_inline(_) ->
+	streaming_backpressure(?FUNCTION_NAME, false).
+
+streaming_backpressure_process(_) ->
+	streaming_backpressure(?FUNCTION_NAME, true).
+
+streaming_backpressure(Name, RequestProcess) ->
+	Dispatch = mustang_router:compile([{'_', [{"/big", big_stream_h, []}]}]),
+	{ok, _} = mustang:start_clear(Name, #{port => 0, num_acceptors => 1, num_conns_sups => 1},
+		#{env => #{dispatch => Dispatch}, request_process => RequestProcess}),
+	Port = mustang:get_port(Name),
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}, {recbuf, 65536}]),
+	ok = gen_tcp:send(S, "GET /big HTTP/1.1\r\nhost: x\r\n\r\n"),
+	[{_, ConnsSup}] = mustang_registry:get_conns_sups(Name),
+	wait_until(fun() -> supervisor:which_children(ConnsSup) =/= [] end, 2000),
+	[{_, Conn, _, _}] = supervisor:which_children(ConnsSup),
+	%% Let the handler run into the full socket buffers.
+	receive after 500 -> ok end,
+	{memory, Mem} = process_info(Conn, memory),
+	{message_queue_len, Queue} = process_info(Conn, message_queue_len),
+	ct:pal("connection memory ~b bytes, mailbox ~b while the client does not read", [Mem, Queue]),
+	?assert(Mem < 10000000),
+	?assert(Queue < 10),
+	Total = read_all(S, 0),
+	%% 100 MiB of body plus the head and the chunk framing.
+	?assert(Total > 100 * 1048576),
+	ok = gen_tcp:close(S),
+	ok = mustang:stop_listener(Name).
+
+read_all(S, N) ->
+	case gen_tcp:recv(S, 0, 5000) of
+		{ok, Data} ->
+			case binary:longest_common_suffix([Data, <<"0\r\n\r\n">>]) of
+				5 -> N + byte_size(Data);
+				_ -> read_all(S, N + byte_size(Data))
+			end;
+		{error, Reason} ->
+			error({read_all, N, Reason})
+	end.
