@@ -38,24 +38,13 @@ get(Port, Path) ->
 	gen_tcp:close(S),
 	R.
 
-%% Reads one response with a content-length body.
-recv_response(S, Acc) ->
-	case binary:split(Acc, <<"\r\n\r\n">>) of
-		[Head, Body] ->
-			{match, [Len]} = re:run(Head, "content-length: (\\d+)", [{capture, all_but_first, binary}]),
-			N = binary_to_integer(Len),
-			Full = recv_exact(S, Body, N),
-			[StatusLine | _] = binary:split(Head, <<"\r\n">>),
-			{StatusLine, Head, Full};
-		[_] ->
-			{ok, Data} = gen_tcp:recv(S, 0, 5000),
-			recv_response(S, <<Acc/binary, Data/binary>>)
-	end.
-
-recv_exact(_, Body, N) when byte_size(Body) >= N -> binary:part(Body, 0, N);
-recv_exact(S, Body, N) ->
-	{ok, Data} = gen_tcp:recv(S, 0, 5000),
-	recv_exact(S, <<Body/binary, Data/binary>>, N).
+%% One response, through the shared reader of mustang_test, as
+%% {StatusLine, Head, Body}.
+recv_response(S, <<>>) ->
+	#{raw := Raw, body := Body} = mustang_test:recv_response(S),
+	[Head | _] = binary:split(Raw, <<"\r\n\r\n">>),
+	[StatusLine | _] = binary:split(Head, <<"\r\n">>),
+	{StatusLine, Head, Body}.
 
 %% Tests.
 
