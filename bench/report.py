@@ -108,12 +108,15 @@ def parse_h2load(text):
 
 
 def load(resdir):
-    results = {}
+    """One result per (workload, server): the median of the rounds
+    (files W1c-nginx.r1.txt, W1c-nginx.r2.txt, ...; a plain W1c-nginx.txt
+    is one round), metric by metric, with every round's errors kept."""
+    rounds = {}
     for name in sorted(os.listdir(resdir)):
-        m = re.match(r"^(W\d[a-z])-([a-z0-9-]+)\.txt$", name)
+        m = re.match(r"^(W\d[a-z])-([a-z0-9-]+?)(?:\.r(\d+))?\.txt$", name)
         if not m:
             continue
-        wl, server = m.groups()
+        wl, server, _ = m.groups()
         with open(os.path.join(resdir, name), errors="replace") as f:
             text = ANSI.sub("", f.read())
         r = parse_h2load(text) if "h2load" in text.splitlines()[0] else parse_wrk(text)
@@ -122,7 +125,17 @@ def load(resdir):
             r["errors"].append("exit %s" % m.group(1))
         if "req_s" not in r:
             r["errors"].append("no result parsed")
-        results.setdefault(wl, {})[server] = r
+        rounds.setdefault(wl, {}).setdefault(server, []).append(r)
+    results = {}
+    for wl, servers in rounds.items():
+        for server, rs in servers.items():
+            merged = {"errors": [e for r in rs for e in r["errors"]], "rounds": len(rs)}
+            for key in set(k for r in rs for k in r if k != "errors"):
+                values = sorted(r[key] for r in rs if isinstance(r.get(key), (int, float)))
+                if values:
+                    merged[key] = values[len(values) // 2] if len(values) % 2 else \
+                        (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+            results.setdefault(wl, {})[server] = merged
     return results
 
 
@@ -174,6 +187,8 @@ def main():
                 fmt(r.get("mb_s"), ".1f"), fmt(r.get("p99_ms"), ".3f"),
                 fmt(xn, ".2f"), fmt(xc, ".2f"), "; ".join(r["errors"]) or "-"))
     p("")
+    rounds = max((r.get("rounds", 1) for servers in results.values() for r in servers.values()), default=1)
+    p("Figures are medians of %d round(s) of the whole sequence (BENCH_ROUNDS)." % rounds)
     p("MB/s: W1* = wrk Transfer/sec (responses, MiB/s); W3* = h2load req/s x 1.048576"
       " (1 MiB request bodies, in MB/s). p99 from wrk --latency (h2load gives none).")
     p("* x Cowboy = ratio to Cowboy 2.13's BENCH.md figure scaled by nginx W1c in this run"

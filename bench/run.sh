@@ -14,6 +14,8 @@
 #   BENCH_WARMUP=2s           untimed wrk warm-up after each server start (0: none)
 #   BENCH_W3_REQUESTS=2000    h2load -n for W3a/W3b
 #   BENCH_WORKLOADS="W1a W1b W1c W3a W3b"   subset to run
+#   BENCH_ROUNDS=3                          rounds of the whole sequence; the
+#                                           report shows the median of each figure
 #   BENCH_MODES="false true"  MUSTANG_REQUEST_PROCESS values to run the demo with
 #   BENCH_SKIP_SETUP=1 / BENCH_SKIP_BUILD=1  skip scripts/setup.sh / make demo
 #   BENCH_DEMO_CMD=scripts/run_demo.sh       command that runs the demo in the
@@ -197,20 +199,20 @@ WRK_LIMIT=$(($(dur_s "$DUR") + 60))
 wrk_run() { # id server port threads conns
   local id=$1 server=$2 port=$3 t=$4 c=$5
   want "$id" || return 0
-  say "$id $server: wrk -t$t -c$c -d$DUR"
-  run_tool "$RES/$id-$server.txt" "$WRK_LIMIT" \
+  say "$id $server: wrk -t$t -c$c -d$DUR (round $ROUND)"
+  run_tool "$RES/$id-$server.r$ROUND.txt" "$WRK_LIMIT" \
     wrk "-t$t" "-c$c" "-d$DUR" --latency "http://$HOST:$port/"
-  grep -E '^(Requests/sec|Transfer/sec)|^ +99%' "$RES/$id-$server.txt" | sed 's/^ */    /' || true
+  grep -E '^(Requests/sec|Transfer/sec)|^ +99%' "$RES/$id-$server.r$ROUND.txt" | sed 's/^ */    /' || true
   sleep 1
 }
 
 h2load_run() { # id server conns
   local id=$1 server=$2 c=$3
   want "$id" || return 0
-  say "$id $server: h2load --h1 -c$c -m1 -n $W3_N -d 1mb.bin /read_body"
-  run_tool "$RES/$id-$server.txt" 300 \
+  say "$id $server: h2load --h1 -c$c -m1 -n $W3_N -d 1mb.bin /read_body (round $ROUND)"
+  run_tool "$RES/$id-$server.r$ROUND.txt" 300 \
     h2load --h1 "-c$c" -m1 -n "$W3_N" -d "$BODY" "http://$HOST:$DEMO_PORT/read_body"
-  grep -E '^(finished in|requests:|status codes:)' "$RES/$id-$server.txt" | sed 's/^/    /' || true
+  grep -E '^(finished in|requests:|status codes:)' "$RES/$id-$server.r$ROUND.txt" | sed 's/^/    /' || true
   sleep 1
 }
 
@@ -236,7 +238,7 @@ demo_alive() { # reports a dead demo once per start
   echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo none)$(git diff --quiet HEAD 2>/dev/null || echo ' (dirty)')"
   echo "cores: $(nproc)"
   echo "loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "BENCH_DURATION=$DUR BENCH_WARMUP=$WARMUP BENCH_W3_REQUESTS=$W3_N"
+  echo "BENCH_DURATION=$DUR BENCH_WARMUP=$WARMUP BENCH_W3_REQUESTS=$W3_N BENCH_ROUNDS=${BENCH_ROUNDS:-3}"
   echo "workloads:$WORKLOADS modes(MUSTANG_REQUEST_PROCESS): $MODES"
   echo "otp: $(erl -noshell -eval 'io:put_chars(erlang:system_info(otp_release)), halt().' 2>/dev/null || echo '?')"
   echo "nginx: $(nginx -v 2>&1)"
@@ -246,6 +248,8 @@ demo_alive() { # reports a dead demo once per start
 } >"$RES/meta.txt"
 say "results in $RES"
 
+ROUNDS=${BENCH_ROUNDS:-3}
+for ROUND in $(seq 1 "$ROUNDS"); do
 # --- nginx reference ------------------------------------------------------------
 if want W1a || want W1b || want W1c; then
   start_nginx
@@ -276,6 +280,7 @@ for rp in $MODES; do
   demo_alive "$rp" && h2load_run W3b "$server" 10
   demo_alive "$rp" || true   # also catches a death during W3b
   stop_demo
+done
 done
 
 # --- report -------------------------------------------------------------------------

@@ -90,6 +90,17 @@
 	messages :: mustang_transport:messages(),
 	opts :: map(),
 	limits :: mustang_http1_codec:limits(),
+	%% Options read for every request, taken out of the options map once
+	%% (a map lookup is a linear key scan).
+	env :: map(),
+	middlewares :: [module()],
+	request_process :: boolean(),
+	max_keepalive :: non_neg_integer() | infinity,
+	request_timeout :: timeout(),
+	idle_timeout :: timeout(),
+	max_skip :: non_neg_integer(),
+	max_trailer :: non_neg_integer(),
+	hibernate :: boolean(),
 	peer :: {inet:ip_address(), inet:port_number()} | undefined,
 	sock :: {inet:ip_address(), inet:port_number()} | undefined,
 	cert :: binary() | undefined,
@@ -173,6 +184,14 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 			end,
 			St = #st{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
 				messages = Transport:messages(), opts = Opts, limits = Limits,
+				env = maps:get(env, Opts), middlewares = maps:get(middlewares, Opts),
+				request_process = maps:get(request_process, Opts),
+				max_keepalive = maps:get(max_keepalive, Opts),
+				request_timeout = maps:get(request_timeout, Opts),
+				idle_timeout = maps:get(idle_timeout, Opts),
+				max_skip = maps:get(max_skip_body_length, Opts),
+				max_trailer = maps:get(max_trailer_length, Opts),
+				hibernate = maps:get(hibernate, Opts),
 				peer = Peer, sock = Sock, cert = Cert,
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
 				active_n = ActiveN, dynbuf = DynBuf},
@@ -200,9 +219,9 @@ start_idle_tick(#{idle_timeout := Timeout}) ->
 %% The request timeout is enforced with a deadline and at most one armed
 %% timer: when the timer fires early (the deadline moved), it is re-armed for
 %% the rest. Requests that arrive whole in one packet never touch a timer.
-wait_for_request(St = #st{opts = #{request_timeout := infinity}}) ->
+wait_for_request(St = #st{request_timeout = infinity}) ->
 	St;
-wait_for_request(St = #st{opts = #{request_timeout := Timeout}, req_timer = Timer}) ->
+wait_for_request(St = #st{request_timeout = Timeout, req_timer = Timer}) ->
 	Deadline = erlang:monotonic_time(millisecond) + Timeout,
 	case Timer of
 		undefined ->
@@ -325,12 +344,12 @@ parse(St = #st{scan_from = ScanFrom, limits = Limits}, Buffer) ->
 			error_response(St, Status, Reason)
 	end.
 
-handle_request(St = #st{opts = Opts, requests = Count}, Request, Rest) ->
+handle_request(St = #st{requests = Count}, Request, Rest) ->
 	#{method := Method, version := Version, body := Body, keepalive := WantsKeepalive,
 		expect_continue := Expect} = Request,
 	StreamID = Count + 1,
 	Keepalive = WantsKeepalive andalso not St#st.stopping
-		andalso keepalive_allowed(StreamID, maps:get(max_keepalive, Opts)),
+		andalso keepalive_allowed(StreamID, St#st.max_keepalive),
 	Stream = #stream{
 		id = StreamID,
 		transport = St#st.transport,
@@ -342,37 +361,39 @@ handle_request(St = #st{opts = Opts, requests = Count}, Request, Rest) ->
 		body = case Body of
 			none -> done;
 			{length, N} -> {length, N};
-			chunked -> {chunked, mustang_http1_codec:init_chunked(maps:get(max_trailer_length, Opts))}
+			chunked -> {chunked, mustang_http1_codec:init_chunked(St#st.max_trailer)}
 		end,
 		expect = Expect,
 		buffer = Rest,
 		dynbuf = St#st.dynbuf,
 		active_n = St#st.active_n,
-		idle_timeout = maps:get(idle_timeout, Opts),
-		max_skip = maps:get(max_skip_body_length, Opts)
+		idle_timeout = St#st.idle_timeout,
+		max_skip = St#st.max_skip
 	},
-	Req = build_req(St, StreamID, Request),
+	Mode = case St#st.request_process of true -> process; false -> inline end,
+	Req = build_req(St, StreamID, Request, Mode),
 	St2 = St#st{requests = StreamID},
-	case Opts of
-		#{request_process := true} ->
+	case St#st.request_process of
+		true ->
 			Pid = proc_lib:spawn_link(?MODULE, request_process,
-				[Req#{mode => process}, maps:get(env, Opts), maps:get(middlewares, Opts),
-					maps:get(logger, Opts)]),
+				[Req, St#st.env, St#st.middlewares,
+					maps:get(logger, St#st.opts)]),
 			loop(St2#st{stream = Stream, child = Pid, req_info = {Method, maps:get(path, Request)}},
 				<<>>);
-		_ ->
+		false ->
 			put(mustang_stream, Stream),
-			Result = run_middlewares(Req#{mode => inline}, maps:get(env, Opts),
-				maps:get(middlewares, Opts)),
+			Result = run_middlewares(Req, St#st.env, St#st.middlewares),
 			request_done(St2, erase(mustang_stream), Result, Req)
 	end.
 
 keepalive_allowed(_, infinity) -> true;
 keepalive_allowed(StreamID, Max) -> StreamID < Max.
 
+%% Built once with every key it will have (the router's included), so that
+%% later updates do not grow the map.
 build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme0}, StreamID,
 		#{method := Method, version := Version, path := Path, qs := Qs, host := Host,
-			port := Port0, scheme := TargetScheme, headers := Headers, body := Body}) ->
+			port := Port0, scheme := TargetScheme, headers := Headers, body := Body}, Mode) ->
 	Scheme = case TargetScheme of undefined -> Scheme0; _ -> TargetScheme end,
 	Port = case Port0 of
 		undefined when Scheme =:= <<"https">> -> 443;
@@ -400,7 +421,11 @@ build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme0
 		qs => Qs,
 		headers => Headers,
 		has_body => HasBody,
-		body_length => BodyLength
+		body_length => BodyLength,
+		mode => Mode,
+		bindings => #{},
+		host_info => undefined,
+		path_info => undefined
 	}.
 
 %% Running the middlewares; the same code for both modes.
@@ -460,7 +485,7 @@ resume_reading(St = #st{paused = true, transport = Transport, socket = Socket, a
 resume_reading(St) ->
 	St.
 
-next_request(St = #st{opts = #{hibernate := true}}, <<>>) ->
+next_request(St = #st{hibernate = true}, <<>>) ->
 	proc_lib:hibernate(?MODULE, loop, [wait_for_request(St), <<>>]);
 next_request(St, <<>>) ->
 	loop(wait_for_request(St), <<>>);
