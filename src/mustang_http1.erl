@@ -115,6 +115,9 @@
 	req_deadline = undefined :: undefined | integer(),
 	req_timer = undefined :: undefined | reference(),
 	scan_from = 0 :: non_neg_integer(),
+	%% The previous request's header section, parsed (keep-alive clients
+	%% usually repeat it byte for byte).
+	parse_cache = undefined :: mustang_http1_codec:cache(),
 	requests = 0 :: non_neg_integer(),
 	%% A request running in its own process (request_process => true).
 	stream = undefined :: undefined | #stream{},
@@ -330,10 +333,11 @@ request_timeout(St = #st{req_deadline = Deadline}, Buffer) ->
 
 %% Parsing requests.
 
-parse(St = #st{scan_from = ScanFrom, limits = Limits}, Buffer) ->
-	case mustang_http1_codec:parse_request(Buffer, ScanFrom, Limits) of
-		{ok, Request, Rest} ->
-			handle_request(St#st{scan_from = 0, req_deadline = undefined}, Request, Rest);
+parse(St = #st{scan_from = ScanFrom, limits = Limits, parse_cache = Cache}, Buffer) ->
+	case mustang_http1_codec:parse_request(Buffer, ScanFrom, Limits, Cache) of
+		{ok, Request, Rest, Cache2} ->
+			handle_request(St#st{scan_from = 0, req_deadline = undefined, parse_cache = Cache2},
+				Request, Rest);
 		{more, ScanFrom2} ->
 			St2 = case St#st.req_deadline of
 				undefined -> wait_for_request(St);

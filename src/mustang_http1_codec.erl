@@ -13,6 +13,7 @@
 
 %% Requests.
 -export([parse_request/3]).
+-export([parse_request/4]).
 -export([check_partial/2]).
 -export([default_limits/0]).
 
@@ -27,7 +28,16 @@
 -export([headers_to_iodata/1]).
 -export([reason_phrase/1]).
 
--export_type([request/0, limits/0, chunked_state/0, parse_error/0]).
+-export_type([request/0, limits/0, chunked_state/0, parse_error/0, cache/0]).
+
+%% What parse_request/4 remembers of the previous request on a connection:
+%% its header section, as bytes and parsed, and the Host it gave. Keep-alive
+%% clients usually send the same header section every time; identical bytes
+%% parse to identical results, so they are not parsed again.
+%% Not to be looked into by callers.
+-type cache() :: undefined
+	| {HeaderLines :: binary(), #{binary() => binary()},
+		undefined | {'HTTP/1.1' | 'HTTP/1.0', term()}}.
 
 -type limits() :: #{
 	max_empty_lines := non_neg_integer(),
@@ -101,7 +111,17 @@ default_limits() ->
 %% arriving in many small pieces is scanned once in total.
 -spec parse_request(binary(), non_neg_integer(), limits())
 	-> {ok, request(), binary()} | {more, non_neg_integer()} | parse_error().
-parse_request(Buffer, ScanFrom, Limits = #{max_empty_lines := MaxEmpty}) ->
+parse_request(Buffer, ScanFrom, Limits) ->
+	case parse_request(Buffer, ScanFrom, Limits, undefined) of
+		{ok, Request, Rest, _} -> {ok, Request, Rest};
+		Other -> Other
+	end.
+
+%% The same, with the cache of the previous request on the connection
+%% (undefined at first).
+-spec parse_request(binary(), non_neg_integer(), limits(), cache())
+	-> {ok, request(), binary(), cache()} | {more, non_neg_integer()} | parse_error().
+parse_request(Buffer, ScanFrom, Limits = #{max_empty_lines := MaxEmpty}, Cache) ->
 	case skip_empty_lines(Buffer, 0, MaxEmpty) of
 		{ok, Skipped, Rest} ->
 			From = max(0, ScanFrom - Skipped),
@@ -115,7 +135,7 @@ parse_request(Buffer, ScanFrom, Limits = #{max_empty_lines := MaxEmpty}) ->
 						{Pos, 4} ->
 							Head = binary:part(Rest, 0, Pos + 2),
 							Tail = binary:part(Rest, Pos + 4, byte_size(Rest) - Pos - 4),
-							parse_head(Head, Tail, Limits)
+							parse_head(Head, Tail, Limits, Cache)
 					end
 			end;
 		more ->
@@ -190,7 +210,7 @@ check_partial_method(Rest, Size, MaxMethod) ->
 		_ -> ok
 	end.
 
-parse_head(Head, Tail, Limits = #{max_request_line_length := MaxLine}) ->
+parse_head(Head, Tail, Limits = #{max_request_line_length := MaxLine}, Cache) ->
 	{LineEnd, 2} = mustang_pattern:find(Head, crlf),
 	if
 		LineEnd > MaxLine ->
@@ -200,15 +220,23 @@ parse_head(Head, Tail, Limits = #{max_request_line_length := MaxLine}) ->
 			HeaderLines = binary:part(Head, LineEnd + 2, byte_size(Head) - LineEnd - 2),
 			case parse_request_line(Line, Limits) of
 				{ok, Method, Target, Version} ->
-					case parse_headers(HeaderLines, #{}, 0, Limits) of
-						{ok, Headers} ->
-							finish_request(Method, Target, Version, Headers, Tail);
+					case cached_headers(HeaderLines, Limits, Cache) of
+						{ok, Headers, Cache2} ->
+							finish_request(Method, Target, Version, Headers, Tail, Cache2);
 						Error ->
 							Error
 					end;
 				Error ->
 					Error
 			end
+	end.
+
+cached_headers(HeaderLines, _, Cache = {Cached, Headers, _}) when Cached =:= HeaderLines ->
+	{ok, Headers, Cache};
+cached_headers(HeaderLines, Limits, _) ->
+	case parse_headers(HeaderLines, #{}, 0, Limits) of
+		{ok, Headers} -> {ok, Headers, {HeaderLines, Headers, undefined}};
+		Error -> Error
 	end.
 
 parse_request_line(Line, #{max_method_length := MaxMethod}) ->
@@ -459,11 +487,11 @@ add_header(Name, Value, Acc) ->
 		_ -> Acc#{Name => Value}
 	end.
 
-finish_request(Method, Target, Version, Headers, Tail) ->
+finish_request(Method, Target, Version, Headers, Tail, Cache0) ->
 	case parse_target(Method, Target) of
 		{ok, Scheme, TargetAuthority, Path, Qs} ->
-			case request_host(Version, TargetAuthority, Headers) of
-				{ok, Host, Port} ->
+			case cached_host(Version, TargetAuthority, Headers, Cache0) of
+				{{ok, Host, Port}, Cache} ->
 					case request_body(Version, Headers) of
 						{ok, Body} ->
 							{ok, #{
@@ -478,16 +506,26 @@ finish_request(Method, Target, Version, Headers, Tail) ->
 								body => Body,
 								keepalive => keepalive(Version, Headers),
 								expect_continue => expect_continue(Version, Body, Headers)
-							}, Tail};
+							}, Tail, Cache};
 						Error ->
 							Error
 					end;
-				Error ->
+				{Error, _} ->
 					Error
 			end;
 		Error ->
 			Error
 	end.
+
+%% The Host of an origin-form request only depends on the version and the
+%% header section, both part of the cache key.
+cached_host(Version, undefined, _, Cache = {_, _, {Version, Result}}) ->
+	{Result, Cache};
+cached_host(Version, undefined, Headers, {HeaderLines, Headers, _}) ->
+	Result = request_host(Version, undefined, Headers),
+	{Result, {HeaderLines, Headers, {Version, Result}}};
+cached_host(Version, TargetAuthority, Headers, Cache) ->
+	{request_host(Version, TargetAuthority, Headers), Cache}.
 
 %% Request targets (RFC 9112 3.2): origin-form, absolute-form, and
 %% asterisk-form for OPTIONS. CONNECT (authority-form) is answered with 501.

@@ -1193,6 +1193,28 @@ mutate(Bin, [M | Ms]) ->
 
 %% Mutated valid requests never crash the parser; and fed in pieces they give
 %% the one-shot result, or an error when the one-shot result is an error.
+%% A connection's requests, some repeated (so that the cache hits), some
+%% mutated (so that it must miss or fail), parsed with the cache threaded
+%% from one to the next, give exactly what parse_request/3 gives each alone.
+prop_cache_transparent() ->
+	?FORALL(Reqs, non_empty(list(frequency([
+			{3, ?LET({Bin, _, _, _}, g_request(), Bin)},
+			{1, ?LET({{Bin, _, _, _}, Ms}, {g_request(), list(g_mutation())}, mutate(Bin, Ms))}
+		]))),
+		begin
+			%% Each request is sent twice in a row, so that every one is a hit once.
+			Seq = lists:append([[R, R] || R <- Reqs]),
+			{_, Results} = lists:foldl(fun(Bin, {Cache, Acc}) ->
+				Alone = safe_parse(Bin, 0, lim()),
+				case ?C:parse_request(Bin, 0, lim(), Cache) of
+					{ok, Req, Rest, Cache2} -> {Cache2, [{Alone, {ok, Req, Rest}} | Acc]};
+					Other -> {Cache, [{Alone, Other} | Acc]}
+				end
+			end, {undefined, []}, Seq),
+			?WHENFAIL(io:format(user, "~nDiffering: ~p~n", [[R || R = {A, B} <- Results, A =/= B]]),
+				lists:all(fun({A, B}) -> A =:= B end, Results))
+		end).
+
 prop_parse_mutated() ->
 	?FORALL({{Bin0, _, _, _}, Ms, Cuts}, {g_request(), non_empty(list(g_mutation())),
 			list(float(0.0, 1.0))},
@@ -1324,7 +1346,9 @@ properties_test_() ->
 		{"valid requests one past a tight limit fail with the exact error",
 			prop_parse_one_past_tight_limits(), 1000},
 		{"chunked bodies decode whatever the split", prop_decode_chunked_split(), 1000},
-		{"chunk/1 and last_chunk/1 decode back", prop_chunk_round_trip(), 500}
+		{"chunk/1 and last_chunk/1 decode back", prop_chunk_round_trip(), 500},
+		{"the per-connection cache of parse_request/4 never changes a result",
+			prop_cache_transparent(), 500}
 	],
 	[{Title, {timeout, 120, ?_assert(proper:quickcheck(P, [{numtests, N}, {to_file, user}]))}}
 		|| {Title, P, N} <- Props].
