@@ -35,7 +35,7 @@
 
 %% Internal: process loop entry points and the request process.
 -export([loop/2]).
--export([request_process/4]).
+-export([request_process/3]).
 
 -export([system_continue/3]).
 -export([system_terminate/4]).
@@ -198,7 +198,7 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 				peer = Peer, sock = Sock, cert = Cert,
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
 				active_n = ActiveN, dynbuf = DynBuf},
-			start_idle_tick(Opts),
+			start_idle_tick(St),
 			loop(wait_for_request(St), <<>>);
 		_ ->
 			%% The peer left before we could look at the socket.
@@ -214,8 +214,8 @@ user_set_buffer(Ref) ->
 		false
 	end.
 
-start_idle_tick(#{idle_timeout := infinity}) -> ok;
-start_idle_tick(#{idle_timeout := Timeout}) ->
+start_idle_tick(#st{idle_timeout = infinity}) -> ok;
+start_idle_tick(#st{idle_timeout = Timeout}) ->
 	_ = erlang:send_after(max(1, Timeout div 10), self(), {?MODULE, idle_tick}),
 	ok.
 
@@ -303,7 +303,7 @@ update_dynbuf(Size, Transport, Socket, DynBuf0) ->
 	end.
 
 idle_tick(St = #st{received = true}, Buffer) ->
-	start_idle_tick(St#st.opts),
+	start_idle_tick(St),
 	loop(St#st{received = false, idle_ticks = 0}, Buffer);
 idle_tick(St = #st{idle_ticks = Ticks}, _) when Ticks >= 9 ->
 	terminate(St, idle_timeout);
@@ -311,10 +311,10 @@ idle_tick(St = #st{idle_ticks = 0, stream = undefined}, <<>>) ->
 	%% A whole tick without data between requests: give back the heap grown
 	%% while serving the last request (about 13 KiB down to 5 KiB per idle
 	%% connection, bench/idle_memory.sh). Busy connections never get here.
-	start_idle_tick(St#st.opts),
+	start_idle_tick(St),
 	proc_lib:hibernate(?MODULE, loop, [St#st{idle_ticks = 1}, <<>>]);
 idle_tick(St = #st{idle_ticks = Ticks}, Buffer) ->
-	start_idle_tick(St#st.opts),
+	start_idle_tick(St),
 	loop(St#st{idle_ticks = Ticks + 1}, Buffer).
 
 request_timeout(St = #st{req_deadline = undefined}, Buffer) ->
@@ -380,8 +380,7 @@ handle_request(St = #st{requests = Count}, Request, Rest) ->
 	case St#st.request_process of
 		true ->
 			Pid = proc_lib:spawn_link(?MODULE, request_process,
-				[Req, St#st.env, St#st.middlewares,
-					maps:get(logger, St#st.opts)]),
+				[Req, St#st.env, St#st.middlewares]),
 			loop(St2#st{stream = Stream, child = Pid, req_info = {Method, maps:get(path, Request)}},
 				<<>>);
 		false ->
@@ -458,8 +457,8 @@ resume({stop, _}, _) -> ok.
 
 %% The request process of request_process => true. Its crash is reported to
 %% the connection as an exit reason, so there is exactly one log line.
--spec request_process(mustang_req:req(), map(), [module()], module()) -> ok.
-request_process(Req, Env, Middlewares, _Logger) ->
+-spec request_process(mustang_req:req(), map(), [module()]) -> ok.
+request_process(Req, Env, Middlewares) ->
 	case run_middlewares(Req, Env, Middlewares) of
 		ok -> ok;
 		Error -> exit({shutdown, {mustang_request, Error}})
@@ -471,7 +470,7 @@ request_done(St, Stream0, Result, Req) ->
 	log_result(St, Result, Req),
 	Stream1 = complete_response(Stream0, Result),
 	Stream = case Stream1 of
-		#stream{keepalive = true} -> skip_body(Stream1, St#st.opts);
+		#stream{keepalive = true} -> skip_body(Stream1);
 		_ -> Stream1
 	end,
 	St2 = resume_reading(St#st{dynbuf = Stream#stream.dynbuf, stream = undefined,
@@ -540,14 +539,13 @@ request_error_status(_) -> 400.
 %% Unread body: discard it when it is small enough, else close (RFC 9112 9.3).
 %% A client that asked for 100-continue and was never told to continue may
 %% not send the body at all: waiting for it would hang, so close.
-skip_body(Stream = #stream{body = done}, _) ->
-	Stream;
-skip_body(Stream = #stream{expect = true}, _) ->
-	Stream#stream{keepalive = false};
-skip_body(Stream = #stream{body = {length, N}}, #{max_skip_body_length := Max}) when N > Max ->
-	Stream#stream{keepalive = false};
-skip_body(Stream, #{max_skip_body_length := Max, idle_timeout := Timeout}) ->
-	skip_body_loop(Stream, Max, Timeout).
+skip_body(Stream0) ->
+	case close_if_body_unskippable(Stream0) of
+		Stream = #stream{body = done} -> Stream;
+		Stream = #stream{keepalive = false} -> Stream;
+		Stream = #stream{max_skip = Max, idle_timeout = Timeout} ->
+			skip_body_loop(Stream, Max, Timeout)
+	end.
 
 skip_body_loop(Stream, Left, Timeout) ->
 	case read_inline(Stream, Left + 1, Timeout, Timeout) of
@@ -953,7 +951,7 @@ terminate(St = #st{transport = Transport, socket = Socket, child = Child}, Reaso
 	_ = Transport:shutdown(Socket, write),
 	linger(St, Reason),
 	Transport:close(Socket),
-	exit(exit_reason(Reason, St)).
+	exit(exit_reason(Reason)).
 
 %% Closing a socket with unread data makes the kernel send a reset, which can
 %% destroy the response before the client reads it. After our half-close, read
@@ -985,8 +983,8 @@ linger_loop(St = #st{socket = Socket, transport = Transport,
 	end.
 
 %% Ordinary endings are `normal` so that no crash report is written.
-exit_reason(shutdown, _) -> shutdown;
-exit_reason(_, _) -> normal.
+exit_reason(shutdown) -> shutdown;
+exit_reason(_) -> normal.
 
 log(#st{opts = #{logger := Logger}}, Level, Format, Args) ->
 	_ = Logger:Level(Format, Args),
