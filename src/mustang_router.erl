@@ -539,22 +539,11 @@ percent_decode(Segment) ->
 		nomatch ->
 			{ok, Segment};
 		_ ->
-			[Head | Escaped] = binary:split(Segment, <<"%">>, [global]),
-			unescape(Escaped, [Head])
+			case mustang_qs:urldecode(Segment) of
+				{ok, Decoded} -> {ok, Decoded};
+				{error, badarg} -> error
+			end
 	end.
-
--spec unescape([binary()], iolist()) -> {ok, binary()} | error.
-unescape([], Acc) ->
-	{ok, iolist_to_binary(lists:reverse(Acc))};
-unescape([<<H, L, Rest/bits>> | Tail], Acc) when ?IS_HEX(H), ?IS_HEX(L) ->
-	unescape(Tail, [Rest, unhex(H) * 16 + unhex(L) | Acc]);
-unescape(_, _) ->
-	error.
-
--spec unhex(byte()) -> 0..15.
-unhex(C) when C >= $0, C =< $9 -> C - $0;
-unhex(C) when C >= $a, C =< $f -> C - $a + 10;
-unhex(C) -> C - $A + 10.
 
 %% Middleware.
 
