@@ -16,13 +16,15 @@
 %%   enable_connect_protocol (false)   RFC 8441 extended CONNECT
 %%   max_concurrent_streams (100)      more are refused with REFUSED_STREAM
 %%   initial_connection_window_size (16777216)
-%%   connection_window_update_threshold (262144)
+%%   connection_window_update_threshold (4194304)
 %%                                     bytes received before the connection
 %%                                     window is topped up again
 %%   initial_stream_window_size (65535) advertised SETTINGS_INITIAL_WINDOW_SIZE
 %%   stream_window_margin_size (65535) granted beyond what a body read asks for
-%%   stream_window_update_threshold (163840)
-%%   max_stream_window_size (16#7fffffff)
+%%   stream_window_update_threshold (163840) smallest WINDOW_UPDATE step (a
+%%                                     quarter of the window when larger, half
+%%                                     of it when smaller)
+%%   max_stream_window_size (8388608) the most a stream's window grows to
 %%   max_frame_size_received (16384)   advertised SETTINGS_MAX_FRAME_SIZE
 %%   max_frame_size_sent (infinity)    cap on the peer's SETTINGS_MAX_FRAME_SIZE
 %%   max_decode_table_size (4096)      advertised SETTINGS_HEADER_TABLE_SIZE
@@ -63,11 +65,11 @@
 	enable_connect_protocol => false,
 	max_concurrent_streams => 100,
 	initial_connection_window_size => 16777216,
-	connection_window_update_threshold => 262144,
+	connection_window_update_threshold => 4194304,
 	initial_stream_window_size => 65535,
 	stream_window_margin_size => 65535,
 	stream_window_update_threshold => 163840,
-	max_stream_window_size => 16#7fffffff,
+	max_stream_window_size => 8388608,
 	max_frame_size_received => 16384,
 	max_frame_size_sent => infinity,
 	max_decode_table_size => 4096,
@@ -103,6 +105,9 @@
 	%% What the client may still send (our window), what it sent, and what
 	%% content-length announced.
 	recv_window :: integer(),
+	%% The window the client is allowed, adapted to its pace: doubled each
+	%% time a body read had to wait while the client had used up its window.
+	win_target :: non_neg_integer(),
 	recv_total = 0 :: non_neg_integer(),
 	recv_expected :: non_neg_integer() | undefined,
 	%% Received body not read by the handler yet, newest first.
@@ -155,6 +160,8 @@
 	max_frame_size_sent = 16384 :: pos_integer(),
 	peer_initial_window = 65535 :: non_neg_integer(),
 	local_initial_window :: non_neg_integer(),
+	%% The stream window target learned on this connection, for new streams.
+	win_target :: non_neg_integer(),
 	%% Connection windows.
 	send_window = 65535 :: integer(),
 	recv_window :: integer(),
@@ -250,7 +257,7 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 				decoder = mustang_hpack:init(maps:get(max_decode_table_size, Opts)),
 				encoder = mustang_hpack:init(),
 				max_frame_size_received = MaxRecv,
-				local_initial_window = StreamWindow,
+				local_initial_window = StreamWindow, win_target = StreamWindow,
 				recv_window = ConnWindow},
 			St1 = send_preface(St0),
 			St2 = case Conn of
@@ -577,9 +584,15 @@ data_deliver(St = #st{streams = Streams}, StreamID, Payload) ->
 					stream_reset(St, Stream, protocol_error,
 						'More DATA than the content-length header announced. (RFC9113 8.1.1)');
 				_ ->
-					Stream2 = Stream#stream{body = [Payload | Body],
-						body_size = Size + byte_size(Payload), recv_total = Total2},
-					St#st{streams = Streams#{StreamID => maybe_reply_read(Stream2)}}
+					Stream2 = maybe_reply_read(Stream#stream{body = [Payload | Body],
+						body_size = Size + byte_size(Payload), recv_total = Total2}),
+					case Stream2#stream.read of
+						{_, _, Length, _} ->
+							{St2, Stream3} = grant_window(St, Stream2, Length),
+							St2#st{streams = Streams#{StreamID => Stream3}};
+						undefined ->
+							St#st{streams = Streams#{StreamID => Stream2}}
+					end
 			end;
 		_ ->
 			St
@@ -798,7 +811,7 @@ stream_error_response(St, StreamID, IsFin, Status, Reason) ->
 	end.
 
 start_stream(St = #st{streams = Streams, pids = Pids, local_initial_window = RecvWindow,
-		peer_initial_window = SendWindow}, StreamID, Request, IsFin) ->
+		peer_initial_window = SendWindow, win_target = WinTarget}, StreamID, Request, IsFin) ->
 	#{method := Method, path := Path, content_length := Expected} = Request,
 	case {IsFin, Expected} of
 		{fin, N} when N =/= undefined, N =/= 0 ->
@@ -810,7 +823,8 @@ start_stream(St = #st{streams = Streams, pids = Pids, local_initial_window = Rec
 			Stream = #stream{id = StreamID, pid = Pid, method = Method, path = Path,
 				remote = case IsFin of fin -> fin; nofin -> open end,
 				head = Method =:= <<"HEAD">>,
-				recv_window = RecvWindow, recv_expected = Expected, send_window = SendWindow},
+				recv_window = RecvWindow, win_target = WinTarget, recv_expected = Expected,
+				send_window = SendWindow},
 			St#st{streams = Streams#{StreamID => Stream}, pids = Pids#{Pid => StreamID}}
 	end.
 
@@ -1281,26 +1295,41 @@ read_body(St, Stream = #stream{remote = Remote, body_size = Size}, Tag, From, Le
 		when Remote =:= fin; Size >= Length ->
 	{St2, Stream2} = deliver_body(St, Stream, Tag, From),
 	maybe_close_stream(St2, Stream2);
-read_body(St, Stream, Tag, From, Length, Period) ->
-	TRef = erlang:start_timer(Period, self(), {read_period, Stream#stream.id}),
-	Stream2 = Stream#stream{read = {Tag, From, Length, TRef}},
-	{St2, Stream3} = grant_window(St, Stream2, Length),
-	St2#st{streams = (St2#st.streams)#{Stream#stream.id => Stream3}}.
-
-%% Lets the client send what the pending read asks for, plus a margin, in
-%% WINDOW_UPDATE steps of at least stream_window_update_threshold (or half
-%% the target, for small reads).
-grant_window(St = #st{opts = Opts}, Stream = #stream{id = StreamID, recv_window = Window,
-		body_size = Buffered, recv_total = Total, recv_expected = Expected}, Length) ->
-	Target0 = min(Length + maps:get(stream_window_margin_size, Opts),
-		maps:get(max_stream_window_size, Opts)),
-	Target = case Expected of
-		undefined -> Target0;
-		_ -> min(Target0, Expected - Total + 1)
+read_body(St = #st{opts = Opts}, Stream0, Tag, From, Length, Period) ->
+	TRef = erlang:start_timer(Period, self(), {read_period, Stream0#stream.id}),
+	%% The handler waits for data while the client waits for window: the
+	%% window is too small for this connection's round trip.
+	{St1, Stream1} = case Stream0 of
+		#stream{recv_window = Window, win_target = Target} when Window < 16384 ->
+			NewTarget = min(Target * 2, maps:get(max_stream_window_size, Opts)),
+			{St#st{win_target = max(NewTarget, St#st.win_target)},
+				Stream0#stream{win_target = NewTarget}};
+		_ ->
+			{St, Stream0}
 	end,
-	Increment = Target - Window - Buffered,
-	Threshold = min(maps:get(stream_window_update_threshold, Opts), Target div 2),
-	case Increment > 0 andalso Increment >= Threshold of
+	Stream2 = Stream1#stream{read = {Tag, From, Length, TRef}},
+	{St2, Stream3} = grant_window(St1, Stream2, Length),
+	St2#st{streams = (St2#st.streams)#{Stream0#stream.id => Stream3}}.
+
+%% Lets the client send what the pending read asks for plus a margin, or the
+%% adapted window when larger.
+grant_window(St = #st{opts = Opts}, Stream = #stream{id = StreamID, recv_window = Window,
+		win_target = WinTarget, body_size = Buffered, recv_total = Total,
+		recv_expected = Expected}, Length) ->
+	Target = min(max(Length + maps:get(stream_window_margin_size, Opts), WinTarget),
+		maps:get(max_stream_window_size, Opts)),
+	%% What the client may send beyond what is buffered; never more than the
+	%% content-length leaves.
+	Want = max(Target - Buffered, 0),
+	Need = case Expected of
+		undefined -> Want;
+		_ -> min(Want, Expected - Total)
+	end,
+	Increment = Need - Window,
+	%% Large windows are topped up in large steps: fewer frames and sends;
+	%% but always once the client has less than half of what it may send.
+	Threshold = min(Target div 2, max(maps:get(stream_window_update_threshold, Opts), Target div 4)),
+	case Increment > 0 andalso (Increment >= Threshold orelse Window * 2 < Need) of
 		true ->
 			{out(mustang_http2_frame:window_update(StreamID, Increment), 13, St),
 				Stream#stream{recv_window = Window + Increment}};
