@@ -20,7 +20,6 @@
 
 -import(mustang_test, [doc/1]).
 
--define(OBSERVER, h2_test_observer).
 -define(MAX_STREAM_ID, 2147483647).
 
 suite() ->
@@ -111,8 +110,11 @@ end_per_group(_, Config) ->
 	_ = mustang:stop_listener(?config(tls_ref, Config)),
 	ok.
 
-routes() ->
-	Notify = #{notify => ?OBSERVER},
+%% Handlers given #{notify => Name} send what they do to the process
+%% registered as Name: the group listeners use no name, a test that watches
+%% its handlers starts a listener of its own whose routes name it.
+routes(Observer) ->
+	Notify = #{notify => Observer},
 	[{'_', [
 		{"/", hello_h, []},
 		{"/echo", mustang_demo_echo_h, []},
@@ -129,15 +131,19 @@ routes() ->
 	]}].
 
 proto_opts(Extra) ->
-	maps:merge(#{env => #{dispatch => mustang_router:compile(routes())}}, Extra).
+	proto_opts(none, Extra).
 
-%% A listener of its own for a test that needs other options.
+proto_opts(Observer, Extra) ->
+	maps:merge(#{env => #{dispatch => mustang_router:compile(routes(Observer))}}, Extra).
+
+%% A listener of its own for a test that needs other options; its handlers
+%% notify the process registered as Name (see routes/1).
 with_listener(Name, Transport, ProtoExtra, Config, Fun) ->
 	Ref = {?MODULE, Name},
 	{ok, _} = case Transport of
-		clear -> mustang:start_clear(Ref, #{port => 0}, proto_opts(ProtoExtra));
+		clear -> mustang:start_clear(Ref, #{port => 0}, proto_opts(Name, ProtoExtra));
 		tls -> mustang:start_tls(Ref, #{port => 0, socket_opts => ?config(tls_opts, Config)},
-			proto_opts(ProtoExtra))
+			proto_opts(Name, ProtoExtra))
 	end,
 	try
 		Fun(mustang:get_port(Ref), Ref)
@@ -528,7 +534,7 @@ connect_protocol_enabled(Config) ->
 	doc("enable_connect_protocol => true advertises SETTINGS_ENABLE_CONNECT_PROTOCOL=1; "
 		"CONNECT with :protocol websocket reaches the handler, which sees method CONNECT "
 		"and protocol websocket. (RFC 8441 3, 4)"),
-	register(?OBSERVER, self()),
+	register(?FUNCTION_NAME, self()),
 	with_listener(?FUNCTION_NAME, clear, #{enable_connect_protocol => true}, Config,
 		fun(Port, _) ->
 			R = py(Config, connect_protocol, Port, []),
@@ -545,22 +551,24 @@ connect_protocol_disabled(Config) ->
 	doc("By default SETTINGS_ENABLE_CONNECT_PROTOCOL is not advertised (or 0) and an "
 		"extended CONNECT is refused with RST_STREAM or 400, without running the handler; "
 		"the connection goes on. (RFC 8441 3, 4)"),
-	register(?OBSERVER, self()),
-	R = py(Config, connect_protocol, ?config(port, Config), []),
-	is("setting absent or 0", lists:member(get_in([advertised], R), [null, 0]), R),
-	is("RST_STREAM PROTOCOL_ERROR or 400",
-		get_in([rst], R) =:= <<"PROTOCOL_ERROR">> orelse get_in([status], R) =:= 400, R),
-	eq("GOAWAY", none, goaway_code(R), R),
-	eq("next request on the connection", 200, get_in([after_status], R), R),
-	receive {h2_connect, _, What} -> ct:fail("the handler ran: ~p", [What])
-	after 0 -> ok
-	end.
+	register(?FUNCTION_NAME, self()),
+	with_listener(?FUNCTION_NAME, clear, #{}, Config, fun(Port, _) ->
+		R = py(Config, connect_protocol, Port, []),
+		is("setting absent or 0", lists:member(get_in([advertised], R), [null, 0]), R),
+		is("RST_STREAM PROTOCOL_ERROR or 400",
+			get_in([rst], R) =:= <<"PROTOCOL_ERROR">> orelse get_in([status], R) =:= 400, R),
+		eq("GOAWAY", none, goaway_code(R), R),
+		eq("next request on the connection", 200, get_in([after_status], R), R),
+		receive {h2_connect, _, What} -> ct:fail("the handler ran: ~p", [What])
+		after 0 -> ok
+		end
+	end).
 
 flow_control_backpressure(Config) ->
 	doc("A client with a 1 KiB stream window that sends no WINDOW_UPDATE: the handler "
 		"streaming 16 MiB blocks in stream_body/3, and the connection process stays small. "
 		"Once the window opens, all 16 MiB arrive intact. (RFC 9113 5.2, 6.9)"),
-	register(?OBSERVER, self()),
+	register(?FUNCTION_NAME, self()),
 	Chunks = 256,
 	Size = 65536,
 	Total = Chunks * Size,
@@ -614,9 +622,9 @@ goaway_on_stop(Config) ->
 		"2^31-1 and a PING, then GOAWAY with the real last id; the stream in flight "
 		"completes; a stream opened after is not served; the connection closes. "
 		"(RFC 9113 6.8)"),
-	register(?OBSERVER, self()),
+	register(?FUNCTION_NAME, self()),
 	Ref = {?MODULE, ?FUNCTION_NAME},
-	{ok, _} = mustang:start_clear(Ref, #{port => 0}, proto_opts(#{})),
+	{ok, _} = mustang:start_clear(Ref, #{port => 0}, proto_opts(?FUNCTION_NAME, #{})),
 	P = py_open(Config, goaway_on_stop, mustang:get_port(Ref), [{path, "/slow/1500"}]),
 	#{<<"phase">> := <<"sent">>} = py_line(P, 10000),
 	receive {h2_slow_started, _} -> ok
@@ -701,10 +709,11 @@ idle_timeout(Config) ->
 	end).
 
 preface_timeout(Config) ->
-	doc("A client that connects with prior knowledge and never sends the preface is "
-		"closed after preface_timeout (1000 here)."),
-	with_listener(?FUNCTION_NAME, clear, #{preface_timeout => 1000}, Config, fun(Port, _) ->
-		R = py(Config, no_preface, Port, [{wait, "5"}]),
+	doc("A TLS client that negotiated h2 by ALPN and never sends the preface is closed "
+		"after preface_timeout (1000 here). (Over h2c prior knowledge nothing tells "
+		"HTTP/2 yet, so HTTP/1.1's request_timeout applies instead.)"),
+	with_listener(?FUNCTION_NAME, tls, #{preface_timeout => 1000}, Config, fun(Port, _) ->
+		R = py(Config, no_preface, Port, [{tls, "1"}, {wait, "5"}]),
 		eq("closed", true, get_in([closed], R), R),
 		Ms = get_in([ms], R),
 		is(io_lib:format("closed within 3000 ms (~b)", [Ms]), Ms < 3000, R)

@@ -675,11 +675,13 @@ def case_continuation_flood(port, o):
     count, sent = int(o.get("count", "1000")), 0
     # Each fragment is a whole literal field without indexing: x-a: <990 x>.
     piece = b"\x00" + hp_str(b"x-a") + hp_str(b"x" * 990)
-    for start in range(0, count, 50):
-        if not c.send(frame(CONTINUATION, 0, sid, piece) * 50):
+    # Paced (10 frames, then up to 20 ms to read) so that `sent' tells how
+    # much the server took before cutting, not how fast the kernel buffers.
+    for start in range(0, count, 10):
+        if not c.send(frame(CONTINUATION, 0, sid, piece) * 10):
             break
-        sent = start + 50
-        c.drain(0)
+        sent = start + 10
+        c.drain(0.02)
         if c.goaways or c.closed:
             break
     return flood_result(c, port, o, {"sent": sent, "fragment_len": len(piece)})
@@ -762,8 +764,15 @@ def case_idle(port, o):
 
 
 def case_no_preface(port, o):
-    """TCP connection that never sends the preface."""
+    """A connection that never sends the preface (over TLS: after the
+    handshake chose h2 by ALPN)."""
     s = socket.create_connection((o.get("host", "127.0.0.1"), port))
+    if o.get("tls") == "1":
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.set_alpn_protocols(["h2"])
+        s = ctx.wrap_socket(s, server_hostname=o.get("host", "127.0.0.1"))
     c = Conn(port, sock=s, preface=False)
     t0 = time.monotonic()
     c.run_until(lambda: c.closed, float(o.get("wait", "10")))
