@@ -20,7 +20,7 @@ mkdir -p "$TOOLS"
 APT_PKGS=(
   erlang-nox erlang-dev rebar3 erlang-common-test erlang-dialyzer
   erlang-eunit erlang-proper erlang-proper-dev erlang-tools
-  curl wrk nginx-light nghttp2-client openssl
+  curl wrk nginx-light nghttp2-client openssl chromium
 )
 # pip requirement -> module that must import for it to count as present
 PY_REQS=("httpx[http2]" h2 hpack)
@@ -94,5 +94,29 @@ if ! "$VENV/bin/python" -c "$PY_IMPORTS" >/dev/null 2>&1; then
   run_logged "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PY_REQS[@]}"
   "$VENV/bin/python" -c "$PY_IMPORTS" || { echo "setup: FAILED: python packages do not import" >&2; exit 1; }
   for r in "${PY_REQS[@]}"; do say "installed python package $r into _tools/venv"; done
+fi
+
+# --- h2spec (HTTP/2 conformance, test/http2_SUITE) ----------------------------
+# Built with `go install` into _tools/go/bin; Go's caches stay under _tools/go
+# too. Go comes from apt (golang-go) when there is none on PATH or in
+# /usr/local/go.
+H2SPEC="$TOOLS/go/bin/h2spec"
+if [[ ! -x "$H2SPEC" ]]; then
+  GO=$(command -v go || true)
+  [[ -z "$GO" && -x /usr/local/go/bin/go ]] && GO=/usr/local/go/bin/go
+  if [[ -z "$GO" ]]; then
+    run_logged "${SUDO[@]}" apt-get update -q
+    run_logged "${SUDO[@]}" apt-get install -y -q --no-install-recommends \
+      -o DPkg::Lock::Timeout=300 golang-go
+    GO=$(command -v go || true)
+    [[ -n "$GO" ]] || { echo "setup: FAILED: golang-go installed but no go on PATH" >&2; exit 1; }
+    say "installed apt package golang-go"
+  fi
+  mkdir -p "$TOOLS/go/bin"
+  run_logged env GOBIN="$TOOLS/go/bin" GOPATH="$TOOLS/go/path" GOCACHE="$TOOLS/go/cache" \
+    GOMODCACHE="$TOOLS/go/modcache" GOFLAGS=-modcacherw \
+    "$GO" install github.com/summerwind/h2spec/cmd/h2spec@latest
+  [[ -x "$H2SPEC" ]] || { echo "setup: FAILED: go install h2spec made no $H2SPEC" >&2; exit 1; }
+  say "installed h2spec into _tools/go/bin"
 fi
 exit 0
