@@ -85,7 +85,7 @@ validate(Transport, TransOpts, ProtoOpts) when is_map(TransOpts), is_map(ProtoOp
 	case maps:keys(maps:without(transport_keys(), TransOpts)) of
 		[] ->
 			case mustang_http1:validate_opts(ProtoOpts) of
-				ok -> normalize_transport(Transport, TransOpts);
+				ok -> normalize_transport(Transport, alpn(Transport, TransOpts, ProtoOpts));
 				Error -> Error
 			end;
 		Unknown ->
@@ -123,6 +123,21 @@ normalize_transport(Transport, TransOpts0) ->
 		Bad ->
 			{error, {invalid_transport_options, Bad}}
 	end.
+
+%% TLS listeners offer h2 by ALPN when HTTP/2 is served, unless the user
+%% chose the ALPN protocols.
+alpn(mustang_tls, TransOpts, ProtoOpts) ->
+	SocketOpts = maps:get(socket_opts, TransOpts, []),
+	case is_list(SocketOpts) andalso not lists:keymember(alpn_preferred_protocols, 1, SocketOpts) of
+		true ->
+			Protocols = maps:get(protocols, ProtoOpts, [http2, http]),
+			Alpn = [case P of http2 -> <<"h2">>; http -> <<"http/1.1">> end || P <- Protocols],
+			TransOpts#{socket_opts => SocketOpts ++ [{alpn_preferred_protocols, Alpn}]};
+		false ->
+			TransOpts
+	end;
+alpn(_, TransOpts, _) ->
+	TransOpts.
 
 has_certificate(SocketOpts) ->
 	lists:any(fun(Key) -> lists:keymember(Key, 1, SocketOpts) end,

@@ -27,10 +27,16 @@ handshake(Parent, Ref, mustang_tls, Socket, Opts) ->
 	Timeout = maps:get(handshake_timeout, mustang_registry:get_transport_opts(Ref), 5000),
 	case mustang_tls:handshake(Socket, [], Timeout) of
 		{ok, TLSSocket} ->
-			case mustang_tls:negotiated_protocol(TLSSocket) of
-				{ok, <<"http/1.1">>} -> start_protocol(Parent, Ref, mustang_tls, TLSSocket, Opts);
-				{ok, Other} -> close(mustang_tls, TLSSocket, {unsupported_alpn, Other});
-				{error, _} -> start_protocol(Parent, Ref, mustang_tls, TLSSocket, Opts)
+			Protocols = maps:get(protocols, Opts, [http2, http]),
+			Protocol = case mustang_tls:negotiated_protocol(TLSSocket) of
+				{ok, <<"h2">>} -> http2;
+				{ok, <<"http/1.1">>} -> http;
+				{ok, Other} -> {unsupported, Other};
+				{error, _} -> maps:get(alpn_default_protocol, Opts, http)
+			end,
+			case lists:member(Protocol, Protocols) of
+				true -> start_protocol(Protocol, Parent, Ref, mustang_tls, TLSSocket, Opts);
+				false -> close(mustang_tls, TLSSocket, {unsupported_alpn, Protocol})
 			end;
 		{error, Reason} ->
 			%% Failed handshakes are common on the internet (scanners, old
@@ -40,10 +46,17 @@ handshake(Parent, Ref, mustang_tls, Socket, Opts) ->
 			exit(normal)
 	end;
 handshake(Parent, Ref, Transport, Socket, Opts) ->
-	start_protocol(Parent, Ref, Transport, Socket, Opts).
+	%% Clear text: HTTP/1.1, which also detects the HTTP/2 preface and the
+	%% h2c upgrade; or HTTP/2 only, by prior knowledge.
+	case lists:member(http, maps:get(protocols, Opts, [http2, http])) of
+		true -> start_protocol(http, Parent, Ref, Transport, Socket, Opts);
+		false -> start_protocol(http2, Parent, Ref, Transport, Socket, Opts)
+	end.
 
-start_protocol(Parent, Ref, Transport, Socket, Opts) ->
-	mustang_http1:init(Parent, Ref, Transport, Socket, Opts).
+start_protocol(http, Parent, Ref, Transport, Socket, Opts) ->
+	mustang_http1:init(Parent, Ref, Transport, Socket, Opts);
+start_protocol(http2, Parent, Ref, Transport, Socket, Opts) ->
+	mustang_http2:init(Parent, Ref, Transport, Socket, Opts, #{}).
 
 -spec close(module(), mustang_transport:socket(), any()) -> no_return().
 close(Transport, Socket, Reason) ->

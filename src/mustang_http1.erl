@@ -33,9 +33,10 @@
 -export([validate_opts/1]).
 -export([inline_command/1]).
 
-%% Internal: process loop entry points and the request process.
+-export([defaults/0]).
+
+%% Internal: process loop entry point.
 -export([loop/2]).
--export([request_process/3]).
 
 -export([system_continue/3]).
 -export([system_terminate/4]).
@@ -105,6 +106,8 @@
 	sock :: {inet:ip_address(), inet:port_number()} | undefined,
 	cert :: binary() | undefined,
 	scheme :: binary(),
+	%% HTTP/2 by prior knowledge or Upgrade: h2c (clear text only).
+	h2c :: boolean(),
 	%% Socket reading.
 	active_n :: pos_integer(),
 	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
@@ -133,9 +136,15 @@
 
 %% Options.
 
+-spec defaults() -> map().
+defaults() ->
+	?DEFAULTS.
+
+%% The options of both protocols: a listener serves both.
 -spec validate_opts(map()) -> ok | {error, any()}.
 validate_opts(Opts) ->
-	Known = maps:keys(?DEFAULTS) ++ maps:keys(mustang_http1_codec:default_limits()),
+	Known = maps:keys(?DEFAULTS) ++ maps:keys(mustang_http1_codec:default_limits())
+		++ maps:keys(mustang_http2:defaults()),
 	case maps:keys(maps:without(Known, Opts)) of
 		[] -> validate_values(maps:to_list(Opts));
 		Unknown -> {error, {unknown_protocol_options, Unknown}}
@@ -148,6 +157,11 @@ validate_values([{Key, Value} | Rest]) ->
 		false -> {error, {invalid_protocol_option, Key, Value}}
 	end.
 
+valid_value(Key, V) when not is_map_key(Key, ?DEFAULTS) ->
+	case mustang_http1_codec:default_limits() of
+		#{Key := _} -> is_integer(V) andalso V >= 0;
+		_ -> mustang_http2:validate_option(Key, V)
+	end;
 valid_value(env, V) -> is_map(V);
 valid_value(middlewares, V) -> is_list(V) andalso lists:all(fun is_atom/1, V);
 valid_value(request_process, V) -> is_boolean(V);
@@ -197,6 +211,8 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 				hibernate = maps:get(hibernate, Opts),
 				peer = Peer, sock = Sock, cert = Cert,
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
+				h2c = not Transport:secure() andalso
+					lists:member(http2, maps:get(protocols, Opts, [http2, http])),
 				active_n = ActiveN, dynbuf = DynBuf},
 			start_idle_tick(St),
 			loop(wait_for_request(St), <<>>);
@@ -333,6 +349,9 @@ request_timeout(St = #st{req_deadline = Deadline}, Buffer) ->
 
 %% Parsing requests.
 
+parse(St = #st{requests = 0, h2c = true}, Buffer = <<"PRI * HTTP/2.0\r\n", _/bits>>) ->
+	%% The HTTP/2 connection preface (RFC 9113 3.3, prior knowledge).
+	switch_to_http2(St, #{buffer => Buffer});
 parse(St = #st{scan_from = ScanFrom, limits = Limits, parse_cache = Cache}, Buffer) ->
 	case mustang_http1_codec:parse_request(Buffer, ScanFrom, Limits, Cache) of
 		{ok, Request, Rest, Cache2} ->
@@ -344,11 +363,37 @@ parse(St = #st{scan_from = ScanFrom, limits = Limits, parse_cache = Cache}, Buff
 				_ -> St
 			end,
 			loop(St2#st{scan_from = ScanFrom2}, Buffer);
+		{error, 400, invalid_http_version} when St#st.requests =:= 0 ->
+			%% Bytes that do not even name HTTP (such as an invalid HTTP/2
+			%% preface) get no HTTP/1.1 response, which the peer could not
+			%% read: the connection is closed (RFC 9113 3.4 wants that for a
+			%% bad preface).
+			case binary:match(Buffer, <<" HTTP/">>) of
+				nomatch ->
+					log(St, notice, "mustang ~p: ~s sent bytes that are not HTTP; closing",
+						[St#st.ref, peer(St)]),
+					terminate(St, {http_error, 400, not_http});
+				_ ->
+					error_response(St, 400, invalid_http_version)
+			end;
 		{error, Status, Reason} ->
 			error_response(St, Status, Reason)
 	end.
 
-handle_request(St = #st{requests = Count}, Request, Rest) ->
+handle_request(St = #st{h2c = true}, Request = #{headers := #{<<"upgrade">> := _,
+		<<"http2-settings">> := _}, body := none}, Rest) ->
+	case h2c_upgrade(Request) of
+		{ok, Settings} ->
+			_ = (St#st.transport):send(St#st.socket,
+				<<"HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: h2c\r\n\r\n">>),
+			switch_to_http2(St, #{buffer => Rest, upgrade => {h2_request(Request), Settings}});
+		no ->
+			handle_request1(St, Request, Rest)
+	end;
+handle_request(St, Request, Rest) ->
+	handle_request1(St, Request, Rest).
+
+handle_request1(St = #st{requests = Count}, Request, Rest) ->
 	#{method := Method, version := Version, body := Body, keepalive := WantsKeepalive,
 		expect_continue := Expect} = Request,
 	StreamID = Count + 1,
@@ -379,15 +424,69 @@ handle_request(St = #st{requests = Count}, Request, Rest) ->
 	St2 = St#st{requests = StreamID},
 	case St#st.request_process of
 		true ->
-			Pid = proc_lib:spawn_link(?MODULE, request_process,
+			Pid = proc_lib:spawn_link(mustang_middleware, request_process,
 				[Req, St#st.env, St#st.middlewares]),
 			loop(St2#st{stream = Stream, child = Pid, req_info = {Method, maps:get(path, Request)}},
 				<<>>);
 		false ->
 			put(mustang_stream, Stream),
-			Result = run_middlewares(Req, St#st.env, St#st.middlewares),
+			Result = mustang_middleware:run(Req, St#st.env, St#st.middlewares),
 			request_done(St2, erase(mustang_stream), Result, Req)
 	end.
+
+%% Upgrade: h2c (RFC 7540 3.2; RFC 9113 drops it but curl and others still
+%% use it): only for requests without a body, whose Connection header names
+%% both Upgrade and HTTP2-Settings, with valid settings.
+h2c_upgrade(#{headers := Headers = #{<<"http2-settings">> := Settings64}}) ->
+	Tokens = fun(Name) ->
+		[string:trim(T) || T <- binary:split(string:lowercase(maps:get(Name, Headers, <<>>)),
+			<<",">>, [global])]
+	end,
+	case lists:member(<<"h2c">>, Tokens(<<"upgrade">>))
+			andalso lists:member(<<"upgrade">>, Tokens(<<"connection">>))
+			andalso lists:member(<<"http2-settings">>, Tokens(<<"connection">>)) of
+		true ->
+			try base64:decode(pad64(<< <<(urlsafe(C))>> || <<C>> <= Settings64 >>)) of
+				Payload ->
+					Frame = <<(byte_size(Payload)):24, 4:8, 0:8, 0:32, Payload/binary>>,
+					case mustang_http2_frame:parse(Frame, 16384) of
+						{ok, {settings, Settings}, <<>>} -> {ok, Settings};
+						_ -> no
+					end
+			catch _:_ ->
+				no
+			end;
+		false ->
+			no
+	end.
+
+%% base64url (RFC 4648 5); base64:decode/2 and its mode option need OTP 26.
+urlsafe($-) -> $+;
+urlsafe($_) -> $/;
+urlsafe(C) -> C.
+
+pad64(Bin) ->
+	case byte_size(Bin) rem 4 of
+		0 -> Bin;
+		2 -> <<Bin/binary, "==">>;
+		3 -> <<Bin/binary, "=">>;
+		_ -> Bin
+	end.
+
+%% The request as mustang_http2 expects it, without the hop-by-hop fields.
+h2_request(#{method := Method, path := Path, qs := Qs, host := Host, port := Port,
+		headers := Headers}) ->
+	#{method => Method, scheme => <<"http">>, authority => undefined, host => Host,
+		port => Port, path => Path, qs => Qs, protocol => undefined,
+		headers => maps:without([<<"connection">>, <<"upgrade">>, <<"http2-settings">>,
+			<<"keep-alive">>, <<"te">>, <<"transfer-encoding">>], Headers),
+		content_length => undefined}.
+
+-spec switch_to_http2(#st{}, map()) -> no_return().
+switch_to_http2(St = #st{req_timer = Timer}, Conn) ->
+	_ = case Timer of undefined -> ok; _ -> erlang:cancel_timer(Timer) end,
+	mustang_http2:init(St#st.parent, St#st.ref, St#st.transport, St#st.socket, St#st.opts,
+		Conn#{dynbuf => St#st.dynbuf, peer => St#st.peer, sock => St#st.sock, cert => St#st.cert}).
 
 keepalive_allowed(_, infinity) -> true;
 keepalive_allowed(StreamID, Max) -> StreamID < Max.
@@ -430,39 +529,6 @@ build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme0
 		host_info => undefined,
 		path_info => undefined
 	}.
-
-%% Running the middlewares; the same code for both modes.
-run_middlewares(Req, Env, Middlewares) ->
-	try execute(Req, Env, Middlewares) of
-		_ -> ok
-	catch
-		exit:{request_error, Reason, Text} ->
-			{request_error, Reason, Text};
-		Class:Reason:Stacktrace ->
-			{crash, Class, Reason, Stacktrace}
-	end.
-
-execute(_, _, []) ->
-	ok;
-execute(Req, Env, [Middleware | Rest]) ->
-	case Middleware:execute(Req, Env) of
-		{ok, Req2, Env2} -> execute(Req2, Env2, Rest);
-		{suspend, Module, Function, Args} -> resume(erlang:apply(Module, Function, Args), Rest);
-		{stop, _} -> ok
-	end.
-
-resume({ok, Req, Env}, Rest) -> execute(Req, Env, Rest);
-resume({suspend, Module, Function, Args}, Rest) -> resume(erlang:apply(Module, Function, Args), Rest);
-resume({stop, _}, _) -> ok.
-
-%% The request process of request_process => true. Its crash is reported to
-%% the connection as an exit reason, so there is exactly one log line.
--spec request_process(mustang_req:req(), map(), [module()]) -> ok.
-request_process(Req, Env, Middlewares) ->
-	case run_middlewares(Req, Env, Middlewares) of
-		ok -> ok;
-		Error -> exit({shutdown, {mustang_request, Error}})
-	end.
 
 %% After the handler: complete the response, discard the unread body, and
 %% either read the next request or close.

@@ -15,6 +15,7 @@
 -export([parse_request/3]).
 -export([parse_request/4]).
 -export([check_partial/2]).
+-export([parse_host/1]).
 -export([default_limits/0]).
 
 %% Bodies.
@@ -611,6 +612,8 @@ request_host(Version, TargetAuthority, Headers) ->
 		{Error, _} -> Error
 	end.
 
+%% A Host header value or an authority: lowercase host and optional port.
+-spec parse_host(binary()) -> {ok, binary(), inet:port_number() | undefined} | {error, 400, atom()}.
 parse_host(<<"[", _/bits>> = Value) ->
 	case binary:match(Value, [<<"]">>]) of
 		nomatch ->

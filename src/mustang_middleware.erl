@@ -14,11 +14,52 @@
 %% (mustang_router adds `handler' and `handler_opts').
 -module(mustang_middleware).
 
+-export([run/3]).
+-export([request_process/3]).
+
 -type env() :: #{atom() => any()}.
--export_type([env/0]).
+-type result() :: ok | {request_error, any(), atom()} | {crash, atom(), any(), list()}.
+-export_type([env/0, result/0]).
 
 -callback execute(Req, Env)
 	-> {ok, Req, Env}
 	| {suspend, module(), atom(), [any()]}
 	| {stop, Req}
 	when Req :: mustang_req:req(), Env :: env().
+
+%% Runs the middlewares on a request; the same code in every execution mode.
+%% Bad client input found by mustang_req (exit {request_error, ...}) and
+%% crashes become results, for the connection to answer and log once.
+-spec run(mustang_req:req(), env(), [module()]) -> result().
+run(Req, Env, Middlewares) ->
+	try execute(Req, Env, Middlewares) of
+		_ -> ok
+	catch
+		exit:{request_error, Reason, Text} ->
+			{request_error, Reason, Text};
+		Class:Reason:Stacktrace ->
+			{crash, Class, Reason, Stacktrace}
+	end.
+
+execute(_, _, []) ->
+	ok;
+execute(Req, Env, [Middleware | Rest]) ->
+	case Middleware:execute(Req, Env) of
+		{ok, Req2, Env2} -> execute(Req2, Env2, Rest);
+		{suspend, Module, Function, Args} -> resume(erlang:apply(Module, Function, Args), Rest);
+		{stop, _} -> ok
+	end.
+
+resume({ok, Req, Env}, Rest) -> execute(Req, Env, Rest);
+resume({suspend, Module, Function, Args}, Rest) -> resume(erlang:apply(Module, Function, Args), Rest);
+resume({stop, _}, _) -> ok.
+
+%% The body of a request process (HTTP/1.1 with request_process => true,
+%% and every HTTP/2 stream). A failure is reported to the connection as the
+%% exit reason, so there is exactly one log line, written there.
+-spec request_process(mustang_req:req(), env(), [module()]) -> ok.
+request_process(Req, Env, Middlewares) ->
+	case run(Req, Env, Middlewares) of
+		ok -> ok;
+		Error -> exit({shutdown, {mustang_request, Error}})
+	end.

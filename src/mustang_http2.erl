@@ -1,0 +1,1495 @@
+%% The HTTP/2 connection process (RFC 9113). One per connection; it owns the
+%% socket in {active, N} mode, runs the frame codec (mustang_http2_frame) and
+%% HPACK (mustang_hpack), and runs each stream's middlewares and handler in a
+%% process of its own. Handlers use mustang_req exactly as over HTTP/1.1:
+%% their calls arrive here as the same stream commands (see
+%% doc/internals/http2.md).
+%%
+%% Entered from mustang_http1 (h2c prior knowledge or Upgrade: h2c) or from
+%% mustang_conn (ALPN h2), always by tail call, so the process keeps its pid,
+%% its supervisor and the dynamic buffer state.
+%%
+%% Protocol options, besides the shared env, middlewares, active_n,
+%% dynamic_buffer, idle_timeout and logger (defaults in parentheses):
+%%   protocols ([http2, http])         which protocols the listener serves
+%%   alpn_default_protocol (http)      protocol for TLS clients that send no ALPN
+%%   enable_connect_protocol (false)   RFC 8441 extended CONNECT
+%%   max_concurrent_streams (100)      more are refused with REFUSED_STREAM
+%%   initial_connection_window_size (16777216)
+%%   connection_window_update_threshold (262144)
+%%                                     bytes received before the connection
+%%                                     window is topped up again
+%%   initial_stream_window_size (65535) advertised SETTINGS_INITIAL_WINDOW_SIZE
+%%   stream_window_margin_size (65535) granted beyond what a body read asks for
+%%   stream_window_update_threshold (163840)
+%%   max_stream_window_size (16#7fffffff)
+%%   max_frame_size_received (16384)   advertised SETTINGS_MAX_FRAME_SIZE
+%%   max_frame_size_sent (infinity)    cap on the peer's SETTINGS_MAX_FRAME_SIZE
+%%   max_decode_table_size (4096)      advertised SETTINGS_HEADER_TABLE_SIZE
+%%   max_encode_table_size (4096)      cap on the peer's SETTINGS_HEADER_TABLE_SIZE
+%%   max_header_list_size (65536)      decoded request headers; above: 431
+%%   max_header_block_size (65536)     encoded HEADERS + CONTINUATION; above:
+%%                                     GOAWAY ENHANCE_YOUR_CALM
+%%   preface_timeout (5000)            ms to receive the preface and SETTINGS
+%%   settings_timeout (5000)           ms for the peer to acknowledge SETTINGS
+%%   max_cancel_stream_rate ({500, 10000})
+%%                                     streams reset by the client before their
+%%                                     response ended, plus refused streams, per ms
+%%   max_overhead_frame_rate ({2000, 10000})
+%%                                     frames that do no work (SETTINGS, PING,
+%%                                     PRIORITY, needless WINDOW_UPDATE, empty
+%%                                     DATA) per ms
+%%   flow_control_timeout (30000)      ms response data may wait on a window the
+%%                                     client does not open
+%%   stream_send_buffer_size (262144)  queued response bytes per stream, and
+%%   connection_send_buffer_size (1048576)
+%%                                     per connection, above which stream_body
+%%                                     blocks the handler
+%% Every limit ends the connection with GOAWAY ENHANCE_YOUR_CALM and a log
+%% line, except max_header_list_size (a 431 response on that stream).
+-module(mustang_http2).
+
+-export([init/6]).
+-export([defaults/0]).
+-export([validate_option/2]).
+
+-export([system_continue/3]).
+-export([system_terminate/4]).
+-export([system_code_change/4]).
+
+-define(DEFAULTS, #{
+	protocols => [http2, http],
+	alpn_default_protocol => http,
+	enable_connect_protocol => false,
+	max_concurrent_streams => 100,
+	initial_connection_window_size => 16777216,
+	connection_window_update_threshold => 262144,
+	initial_stream_window_size => 65535,
+	stream_window_margin_size => 65535,
+	stream_window_update_threshold => 163840,
+	max_stream_window_size => 16#7fffffff,
+	max_frame_size_received => 16384,
+	max_frame_size_sent => infinity,
+	max_decode_table_size => 4096,
+	max_encode_table_size => 4096,
+	max_header_list_size => 65536,
+	max_header_block_size => 65536,
+	preface_timeout => 5000,
+	settings_timeout => 5000,
+	max_cancel_stream_rate => {500, 10000},
+	max_overhead_frame_rate => {2000, 10000},
+	flow_control_timeout => 30000,
+	stream_send_buffer_size => 262144,
+	connection_send_buffer_size => 1048576
+}).
+
+-define(MAX_WINDOW, 16#7fffffff).
+%% Opaque data of the PING that ends the first step of a graceful GOAWAY.
+-define(GOAWAY_PING, 16#6d757374616e6721).
+%% Output is written when the mailbox is empty or when this much is pending.
+-define(OUT_FLUSH, 65536).
+
+-record(stream, {
+	id :: pos_integer(),
+	pid :: pid() | undefined,
+	method :: binary(),
+	path :: binary(),
+	%% Receiving side: open, fin (END_STREAM received) or reset.
+	remote = open :: open | fin,
+	%% Sending side: idle (nothing sent), headers (body in progress), fin
+	%% (the end of the response is queued or sent).
+	local = idle :: idle | headers | fin,
+	head = false :: boolean(),
+	%% What the client may still send (our window), what it sent, and what
+	%% content-length announced.
+	recv_window :: integer(),
+	recv_total = 0 :: non_neg_integer(),
+	recv_expected :: non_neg_integer() | undefined,
+	%% Received body not read by the handler yet, newest first.
+	body = [] :: [binary()],
+	body_size = 0 :: non_neg_integer(),
+	%% A pending read_body: {Tag, From, Length, Timer}.
+	read = undefined :: undefined | {reference(), pid(), non_neg_integer(), reference()},
+	%% Sending: our window at the peer, and the queue of what waits for it.
+	send_window :: integer(),
+	queue = queue:new() :: queue:queue(queued()),
+	queued = 0 :: non_neg_integer(),
+	%% data commands whose reply waits for the queue to drain.
+	waiting = [] :: [{reference(), pid()}]
+}).
+
+-type queued() :: {data, mustang_http2_frame:fin(), binary()}
+	| {sendfile, mustang_http2_frame:fin(), non_neg_integer(), non_neg_integer(), file:name_all()}
+	| {trailers, mustang_req:headers()}.
+
+-record(st, {
+	parent :: pid(),
+	ref :: mustang:ref(),
+	transport :: module(),
+	socket :: mustang_transport:socket(),
+	messages :: mustang_transport:messages(),
+	opts :: map(),
+	env :: map(),
+	middlewares :: [module()],
+	peer :: {inet:ip_address(), inet:port_number()} | undefined,
+	sock :: {inet:ip_address(), inet:port_number()} | undefined,
+	cert :: binary() | undefined,
+	scheme :: binary(),
+	active_n :: pos_integer(),
+	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
+	%% Parsing: bytes before a whole frame header, and a partial frame.
+	buffer = <<>> :: binary(),
+	partial = preface :: preface | none
+		| {frame, non_neg_integer(), [binary()], non_neg_integer()}
+		| {data, pos_integer(), non_neg_integer(), non_neg_integer(), mustang_http2_frame:fin()},
+	got_settings = false :: boolean(),
+	%% A header block spread over CONTINUATION frames:
+	%% {StreamID, IsFin, Fragments (newest first), Size}.
+	continuation = undefined :: undefined
+		| {pos_integer(), mustang_http2_frame:fin(), [binary()], non_neg_integer()},
+	decoder :: mustang_hpack:state(),
+	encoder :: mustang_hpack:state(),
+	%% Settings: ours awaiting ACK (with their timer), the peer's in effect.
+	settings_timer = undefined :: undefined | reference(),
+	max_frame_size_received :: pos_integer(),
+	max_frame_size_sent = 16384 :: pos_integer(),
+	peer_initial_window = 65535 :: non_neg_integer(),
+	local_initial_window :: non_neg_integer(),
+	%% Connection windows.
+	send_window = 65535 :: integer(),
+	recv_window :: integer(),
+	recv_unacked = 0 :: non_neg_integer(),
+	%% Streams, and the stream of each handler process.
+	streams = #{} :: #{pos_integer() => #stream{}},
+	pids = #{} :: #{pid() => pos_integer() | undefined},
+	last_stream_id = 0 :: non_neg_integer(),
+	%% Client stream ids skipped (never opened) below last_stream_id, as
+	%% {From, To} ranges, newest first, at most 32: a HEADERS on one of them
+	%% is a protocol error, on an opened one a STREAM_CLOSED error.
+	skipped = [] :: [{pos_integer(), pos_integer()}],
+	%% Streams with queued data, in the order they are served.
+	sending = [] :: [pos_integer()],
+	queued = 0 :: non_neg_integer(),
+	blocked_since = undefined :: undefined | integer(),
+	flow_timer = undefined :: undefined | reference(),
+	%% Output not written yet (written when the mailbox is empty).
+	out = [] :: iodata(),
+	out_size = 0 :: non_neg_integer(),
+	%% Rate limits: {Count, WindowStart}.
+	cancel_rate = {0, 0} :: {non_neg_integer(), integer()},
+	overhead_rate = {0, 0} :: {non_neg_integer(), integer()},
+	%% Shutdown: none, goaway_ping (first GOAWAY sent, waiting for the PING
+	%% ACK), goaway (final GOAWAY sent: no new streams).
+	shutdown = none :: none | goaway_ping | goaway,
+	peer_goaway = false :: boolean(),
+	idle_ticks = 0 :: non_neg_integer(),
+	received = false :: boolean(),
+	preface_timer = undefined :: undefined | reference()
+}).
+
+%% Options.
+
+-spec defaults() -> map().
+defaults() ->
+	?DEFAULTS.
+
+-spec validate_option(atom(), any()) -> boolean().
+validate_option(protocols, V) ->
+	is_list(V) andalso V =/= [] andalso lists:all(fun(P) -> P =:= http orelse P =:= http2 end, V);
+validate_option(alpn_default_protocol, V) -> V =:= http orelse V =:= http2;
+validate_option(enable_connect_protocol, V) -> is_boolean(V);
+validate_option(max_frame_size_received, V) -> is_integer(V) andalso V >= 16384 andalso V =< 16777215;
+validate_option(max_frame_size_sent, infinity) -> true;
+validate_option(max_frame_size_sent, V) -> is_integer(V) andalso V >= 16384 andalso V =< 16777215;
+validate_option(initial_connection_window_size, V) -> window_size(V) andalso V >= 65535;
+validate_option(initial_stream_window_size, V) -> window_size(V);
+validate_option(max_stream_window_size, V) -> window_size(V);
+validate_option(max_cancel_stream_rate, V) -> rate(V);
+validate_option(max_overhead_frame_rate, V) -> rate(V);
+validate_option(flow_control_timeout, infinity) -> true;
+validate_option(_, V) -> is_integer(V) andalso V >= 0.
+
+window_size(V) -> is_integer(V) andalso V >= 0 andalso V =< ?MAX_WINDOW.
+
+rate({Count, Ms}) -> is_integer(Count) andalso Count > 0 andalso is_integer(Ms) andalso Ms > 0;
+rate(_) -> false.
+
+%% Connection start.
+
+%% Conn carries what the previous protocol knew: buffer (bytes already read,
+%% starting with the client preface), dynbuf, peer, sock, cert, and for an
+%% Upgrade: h2c request the request itself as {upgrade, Request, Settings}.
+-spec init(pid(), mustang:ref(), module(), mustang_transport:socket(), map(), map())
+	-> no_return().
+init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
+	process_flag(trap_exit, true),
+	Opts = maps:merge(maps:merge(mustang_http1:defaults(), ?DEFAULTS), Opts0),
+	ActiveN = maps:get(active_n, Opts),
+	DynBuf = case Conn of
+		#{dynbuf := D} -> D;
+		_ -> new_dynbuf(Ref, Opts)
+	end,
+	SockOpts = case mustang_dynbuf:size(DynBuf) of
+		undefined -> [{active, ActiveN}];
+		Size -> [{active, ActiveN}, {buffer, Size}]
+	end,
+	Info = case Conn of
+		#{peer := P, sock := S} -> {ok, P, S, maps:get(cert, Conn, undefined)};
+		_ -> socket_info(Transport, Socket)
+	end,
+	case {Transport:setopts(Socket, SockOpts), Info} of
+		{ok, {ok, Peer, Sock, Cert}} ->
+			#{max_frame_size_received := MaxRecv, initial_stream_window_size := StreamWindow,
+				initial_connection_window_size := ConnWindow} = Opts,
+			St0 = #st{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
+				messages = Transport:messages(), opts = Opts,
+				env = maps:get(env, Opts), middlewares = maps:get(middlewares, Opts),
+				peer = Peer, sock = Sock, cert = Cert,
+				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
+				active_n = ActiveN, dynbuf = DynBuf,
+				decoder = mustang_hpack:init(maps:get(max_decode_table_size, Opts)),
+				encoder = mustang_hpack:init(),
+				max_frame_size_received = MaxRecv,
+				local_initial_window = StreamWindow,
+				recv_window = ConnWindow},
+			St1 = send_preface(St0),
+			St2 = case Conn of
+				#{upgrade := {Request, PeerSettings}} -> upgrade_stream(St1, Request, PeerSettings);
+				_ -> St1
+			end,
+			start_idle_tick(St2),
+			PrefaceTimer = erlang:start_timer(maps:get(preface_timeout, Opts), self(), preface_timeout),
+			St3 = St2#st{preface_timer = PrefaceTimer},
+			loop(socket_data(St3, maps:get(buffer, Conn, <<>>)));
+		_ ->
+			Transport:close(Socket),
+			exit(normal)
+	end.
+
+new_dynbuf(Ref, Opts) ->
+	UserBuffer = try mustang_registry:get_transport_opts(Ref) of
+		#{socket_opts := SocketOpts} -> lists:keymember(buffer, 1, SocketOpts);
+		_ -> false
+	catch error:badarg -> false
+	end,
+	case UserBuffer of
+		true -> undefined;
+		false -> mustang_dynbuf:new(maps:get(dynamic_buffer, Opts))
+	end.
+
+socket_info(Transport, Socket) ->
+	case {Transport:peername(Socket), Transport:sockname(Socket)} of
+		{{ok, Peer}, {ok, Sock}} ->
+			Cert = case Transport:peercert(Socket) of
+				{ok, Der} -> Der;
+				_ -> undefined
+			end,
+			{ok, Peer, Sock, Cert};
+		_ ->
+			error
+	end.
+
+%% Our SETTINGS (only what differs from the defaults of RFC 9113 6.5.2), then
+%% the connection window raised to its configured size.
+send_preface(St = #st{opts = Opts, local_initial_window = StreamWindow,
+		recv_window = ConnWindow, max_frame_size_received = MaxRecv}) ->
+	Settings0 = #{max_concurrent_streams => maps:get(max_concurrent_streams, Opts),
+		max_header_list_size => maps:get(max_header_list_size, Opts)},
+	Settings1 = case StreamWindow of 65535 -> Settings0; _ -> Settings0#{initial_window_size => StreamWindow} end,
+	Settings2 = case MaxRecv of 16384 -> Settings1; _ -> Settings1#{max_frame_size => MaxRecv} end,
+	Settings3 = case maps:get(max_decode_table_size, Opts) of
+		4096 -> Settings2;
+		TableSize -> Settings2#{header_table_size => TableSize}
+	end,
+	Settings = case maps:get(enable_connect_protocol, Opts) of
+		true -> Settings3#{enable_connect_protocol => true};
+		false -> Settings3
+	end,
+	WindowUpdate = case ConnWindow - 65535 of
+		0 -> [];
+		Increment -> mustang_http2_frame:window_update(Increment)
+	end,
+	Timer = erlang:start_timer(maps:get(settings_timeout, Opts), self(), settings_timeout),
+	out([mustang_http2_frame:settings(Settings), WindowUpdate], 64, St#st{settings_timer = Timer}).
+
+%% RFC 9113 3.2 (RFC 7540 3.2): the Upgrade request becomes stream 1,
+%% half-closed (remote), with the client's HTTP2-Settings in effect.
+upgrade_stream(St0, Request, PeerSettings) ->
+	St = apply_settings(St0, PeerSettings),
+	St2 = St#st{last_stream_id = 1},
+	start_stream(St2, 1, Request, fin).
+
+start_idle_tick(#st{opts = #{idle_timeout := infinity}}) -> ok;
+start_idle_tick(#st{opts = #{idle_timeout := Timeout}}) ->
+	_ = erlang:send_after(max(1, Timeout div 10), self(), {?MODULE, idle_tick}),
+	ok.
+
+%% The process loop. Output is gathered while messages keep coming and
+%% written with one send when the mailbox is empty.
+
+loop(St = #st{out = []}) ->
+	loop(St, infinity);
+loop(St) ->
+	loop(St, 0).
+
+loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent = Parent}, Timeout) ->
+	receive
+		{OK, Socket, Data} ->
+			DynBuf = update_dynbuf(byte_size(Data), St),
+			loop(socket_data(St#st{received = true, dynbuf = DynBuf}, Data));
+		{Passive, Socket} ->
+			_ = (St#st.transport):setopts(Socket, [{active, St#st.active_n}]),
+			loop(St);
+		{{Pid, StreamID}, {Tag, From, Command}} when Pid =:= self(), is_reference(Tag) ->
+			loop(stream_command(St, StreamID, Tag, From, Command));
+		{{Pid, StreamID}, {cast, Command}} when Pid =:= self() ->
+			loop(stream_cast(St, StreamID, Command));
+		{'EXIT', Pid, Reason} when is_map_key(Pid, St#st.pids) ->
+			loop(stream_exit(St, Pid, Reason));
+		{timeout, TRef, {read_period, StreamID}} ->
+			loop(read_period(St, StreamID, TRef));
+		{Closed, Socket} ->
+			terminate(St, closed);
+		{Error, Socket, Reason} ->
+			terminate(St, {socket_error, Reason});
+		{?MODULE, idle_tick} ->
+			idle_tick(St);
+		{timeout, TRef, settings_timeout} when TRef =:= St#st.settings_timer ->
+			goaway_close(St, settings_timeout, 'The client did not acknowledge our SETTINGS in time.');
+		{timeout, TRef, preface_timeout} when TRef =:= St#st.preface_timer ->
+			goaway_close(St, protocol_error, 'The client did not send the connection preface in time.');
+		{timeout, TRef, flow_control_timeout} when TRef =:= St#st.flow_timer ->
+			loop(flow_control_timeout(St#st{flow_timer = undefined}));
+		{'EXIT', Parent, _} ->
+			loop(start_shutdown(St));
+		{?MODULE, final_goaway} when St#st.shutdown =:= goaway_ping ->
+			loop(final_goaway(St));
+		{system, From, Request} ->
+			sys:handle_system_msg(Request, From, Parent, ?MODULE, [], St);
+		{'$gen_call', From, Call} ->
+			supervisor_call(Call, From, St),
+			loop(St);
+		{timeout, _, _} ->
+			loop(St);
+		{'EXIT', _, _} ->
+			loop(St);
+		{mustang_http1, idle_tick} ->
+			%% The HTTP/1.1 process this one was before still had a tick armed.
+			loop(St);
+		Msg ->
+			log(St, warning, "mustang_http2 ~p: unexpected message ~0p", [St#st.ref, Msg]),
+			loop(St)
+	after Timeout ->
+		loop(flush_out(St))
+	end.
+
+update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf0}) ->
+	case mustang_dynbuf:update(Size, DynBuf0) of
+		{DynBuf, keep} ->
+			DynBuf;
+		{DynBuf, NewSize} ->
+			_ = Transport:setopts(Socket, [{buffer, NewSize}]),
+			DynBuf
+	end.
+
+idle_tick(St = #st{streams = Streams, received = Received, idle_ticks = Ticks}) ->
+	start_idle_tick(St),
+	if
+		Received ->
+			loop(St#st{received = false, idle_ticks = 0});
+		map_size(Streams) > 0 ->
+			loop(St#st{idle_ticks = 0});
+		Ticks >= 9 ->
+			goaway_close(St, no_error, 'The connection was idle for idle_timeout.');
+		true ->
+			loop(St#st{idle_ticks = Ticks + 1})
+	end.
+
+%% Output.
+
+out(Data, Size, St = #st{out = Out, out_size = OutSize}) ->
+	case OutSize + Size of
+		Total when Total >= ?OUT_FLUSH -> flush_out(St#st{out = [Out, Data]});
+		Total -> St#st{out = [Out, Data], out_size = Total}
+	end.
+
+flush_out(St = #st{out = []}) ->
+	St;
+flush_out(St = #st{transport = Transport, socket = Socket, out = Out}) ->
+	case Transport:send(Socket, Out) of
+		ok -> St#st{out = [], out_size = 0};
+		{error, Reason} -> terminate(St#st{out = []}, {socket_error, Reason})
+	end.
+
+%% Incoming bytes.
+
+socket_data(St = #st{partial = none, buffer = <<>>}, Data) ->
+	frames(St, Data);
+socket_data(St = #st{partial = none, buffer = Buffer}, Data) ->
+	frames(St#st{buffer = <<>>}, <<Buffer/binary, Data/binary>>);
+socket_data(St = #st{partial = {frame, Need, Acc, Size}}, Data) ->
+	case Size + byte_size(Data) of
+		Total when Total >= Need ->
+			frames(St#st{partial = none}, iolist_to_binary(lists:reverse(Acc, [Data])));
+		Total ->
+			St#st{partial = {frame, Need, [Data | Acc], Total}}
+	end;
+socket_data(St = #st{partial = {data, StreamID, Left, Pad, IsFin}}, Data) ->
+	catch_errors(St, fun() -> data_payload(St#st{partial = none}, StreamID, Left, Pad, IsFin, Data) end);
+socket_data(St = #st{partial = preface, buffer = Buffer}, Data) ->
+	Bin = <<Buffer/binary, Data/binary>>,
+	case mustang_http2_frame:parse_preface(Bin) of
+		ok ->
+			<<_:24/binary, Rest/bits>> = Bin,
+			frames(St#st{partial = none, buffer = <<>>}, Rest);
+		more ->
+			St#st{buffer = Bin};
+		{connection_error, Code, Reason} ->
+			goaway_close(St#st{buffer = <<>>}, Code, Reason)
+	end.
+
+%% Connection errors are thrown by the frame handlers and end here.
+catch_errors(St, Fun) ->
+	try
+		Fun()
+	catch
+		throw:{connection_error, St2, Code, Reason} -> goaway_close(St2, Code, Reason);
+		throw:{connection_error, Code, Reason} -> goaway_close(St, Code, Reason)
+	end.
+
+frames(St, Bin) ->
+	catch_errors(St, fun() -> frames1(St, Bin) end).
+
+frames1(St, <<>>) ->
+	St;
+frames1(St = #st{max_frame_size_received = Max}, Bin = <<Len:24, 0:8, _:40, _/bits>>) ->
+	%% DATA: handed to the stream as it arrives, without waiting for the
+	%% whole frame.
+	expect_no_continuation(St),
+	case mustang_http2_frame:data_header(Bin, Max) of
+		{ok, StreamID, IsFin, PadLen, PayloadLen, Rest} ->
+			St2 = data_start(St, StreamID, Len, PayloadLen, IsFin),
+			data_payload(St2, StreamID, PayloadLen, PadLen, IsFin, Rest);
+		more ->
+			St#st{buffer = Bin};
+		{connection_error, Code, Reason} ->
+			connection_error(Code, Reason)
+	end;
+frames1(St = #st{max_frame_size_received = Max}, Bin) ->
+	case mustang_http2_frame:parse(Bin, Max) of
+		{ok, Frame, Rest} ->
+			frames1(frame(St, Frame), Rest);
+		more ->
+			St#st{buffer = Bin};
+		{more, N} ->
+			St#st{partial = {frame, byte_size(Bin) + N, [Bin], byte_size(Bin)}};
+		{ignore, Rest} ->
+			%% Unknown frame types are ignored (RFC 9113 5.5), but not inside
+			%% a header block (RFC 9113 6.10).
+			expect_no_continuation(St),
+			frames1(St, Rest);
+		{stream_error, StreamID, Code, Reason, Rest} ->
+			expect_no_continuation(St),
+			frames1(stream_error(St, StreamID, Code, Reason), Rest);
+		{connection_error, Code, Reason} ->
+			connection_error(Code, Reason)
+	end.
+
+-spec connection_error(mustang_http2_frame:error_code(), atom()) -> no_return().
+connection_error(Code, Reason) ->
+	throw({connection_error, Code, Reason}).
+
+expect_no_continuation(#st{continuation = undefined}) -> ok;
+expect_no_continuation(_) ->
+	connection_error(protocol_error,
+		'A header block must be continued by CONTINUATION frames only. (RFC9113 6.10)').
+
+%% DATA frames (RFC 9113 6.1). Flow control counts the whole frame, padding
+%% included, as soon as its header is known.
+
+data_start(St0 = #st{got_settings = true}, StreamID, FrameLen, PayloadLen, IsFin) ->
+	St = case PayloadLen =:= 0 andalso IsFin =:= nofin of
+		true -> overhead_frame(St0);
+		false -> St0
+	end,
+	St2 = conn_recv(St, FrameLen),
+	case St2#st.streams of
+		#{StreamID := Stream = #stream{remote = open, recv_window = Window}}
+				when FrameLen > Window ->
+			stream_reset(St2, Stream, flow_control_error,
+				'DATA exceeded the stream flow-control window. (RFC9113 6.9.1)');
+		#{StreamID := Stream = #stream{remote = open, recv_window = Window}} ->
+			St2#st{streams = (St2#st.streams)#{StreamID => Stream#stream{recv_window = Window - FrameLen}}};
+		#{StreamID := _} ->
+			%% Half-closed (remote) (RFC 9113 5.1).
+			stream_error(St2, StreamID, stream_closed,
+				'DATA frame received on a half-closed stream. (RFC9113 5.1)');
+		_ when StreamID > St2#st.last_stream_id ->
+			connection_error(protocol_error, 'DATA frame received on an idle stream. (RFC9113 5.1)');
+		_ ->
+			stream_error(St2, StreamID, stream_closed,
+				'DATA frame received on a closed stream. (RFC9113 5.1)')
+	end;
+data_start(_, _, _, _, _) ->
+	connection_error(protocol_error, 'The first frame must be SETTINGS. (RFC9113 3.4)').
+
+%% The connection window is topped up once enough was received: the stream
+%% windows bound what is buffered, so the connection's only has to keep up.
+conn_recv(#st{recv_window = Window}, Len) when Len > Window ->
+	connection_error(flow_control_error,
+		'DATA exceeded the connection flow-control window. (RFC9113 6.9.1)');
+conn_recv(St = #st{recv_window = Window, recv_unacked = Unacked, opts = Opts}, Len) ->
+	Threshold = min(map_get(connection_window_update_threshold, Opts),
+		map_get(initial_connection_window_size, Opts) div 2),
+	case Unacked + Len of
+		Total when Total >= Threshold, Total > 0 ->
+			out(mustang_http2_frame:window_update(Total), 13,
+				St#st{recv_window = Window - Len + Total, recv_unacked = 0});
+		Total ->
+			St#st{recv_window = Window - Len, recv_unacked = Total}
+	end.
+
+data_payload(St, StreamID, 0, 0, IsFin, Rest) ->
+	frames1(data_end(St, StreamID, IsFin), Rest);
+data_payload(St, StreamID, 0, Pad, IsFin, Rest) ->
+	case Rest of
+		<<_:Pad/binary, Rest2/bits>> -> frames1(data_end(St, StreamID, IsFin), Rest2);
+		_ -> St#st{partial = {data, StreamID, 0, Pad - byte_size(Rest), IsFin}}
+	end;
+data_payload(St, StreamID, Left, Pad, IsFin, Rest) ->
+	case Rest of
+		<<Payload:Left/binary, Rest2/bits>> ->
+			data_payload(data_deliver(St, StreamID, Payload), StreamID, 0, Pad, IsFin, Rest2);
+		<<>> ->
+			St#st{partial = {data, StreamID, Left, Pad, IsFin}};
+		_ ->
+			St2 = data_deliver(St, StreamID, Rest),
+			St2#st{partial = {data, StreamID, Left - byte_size(Rest), Pad, IsFin}}
+	end.
+
+data_deliver(St = #st{streams = Streams}, StreamID, Payload) ->
+	case Streams of
+		#{StreamID := Stream = #stream{remote = open, body = Body, body_size = Size,
+				recv_total = Total, recv_expected = Expected}} ->
+			Total2 = Total + byte_size(Payload),
+			case Expected of
+				_ when Expected =/= undefined, Total2 > Expected ->
+					stream_reset(St, Stream, protocol_error,
+						'More DATA than the content-length header announced. (RFC9113 8.1.1)');
+				_ ->
+					Stream2 = Stream#stream{body = [Payload | Body],
+						body_size = Size + byte_size(Payload), recv_total = Total2},
+					St#st{streams = Streams#{StreamID => maybe_reply_read(Stream2)}}
+			end;
+		_ ->
+			St
+	end.
+
+data_end(St, _, nofin) ->
+	St;
+data_end(St = #st{streams = Streams}, StreamID, fin) ->
+	case Streams of
+		#{StreamID := Stream = #stream{remote = open, recv_total = Total, recv_expected = Expected}}
+				when Expected =/= undefined, Expected =/= Total ->
+			stream_reset(St, Stream, protocol_error,
+				'The DATA length differs from the content-length header. (RFC9113 8.1.1)');
+		#{StreamID := Stream = #stream{remote = open}} ->
+			remote_fin(St, maybe_reply_read(Stream#stream{remote = fin}));
+		_ ->
+			St
+	end.
+
+remote_fin(St, Stream) ->
+	maybe_close_stream(St, Stream).
+
+%% Other frames.
+
+frame(St = #st{got_settings = false}, {settings, Settings}) ->
+	_ = erlang:cancel_timer(St#st.preface_timer),
+	frame(St#st{got_settings = true, preface_timer = undefined}, {settings, Settings});
+frame(#st{got_settings = false}, _) ->
+	connection_error(protocol_error, 'The first frame must be SETTINGS. (RFC9113 3.4)');
+frame(St = #st{continuation = undefined}, {headers, StreamID, IsFin, HeadFin, _Priority, Fragment}) ->
+	frame(St, {headers, StreamID, IsFin, HeadFin, Fragment});
+frame(St = #st{continuation = undefined, opts = Opts}, {headers, StreamID, IsFin, head_nofin, Fragment}) ->
+	check_block_size(byte_size(Fragment), Opts),
+	check_headers_stream(St, StreamID),
+	St#st{continuation = {StreamID, IsFin, [Fragment], byte_size(Fragment)}};
+frame(St = #st{continuation = undefined}, {headers, StreamID, IsFin, head_fin, Fragment}) ->
+	check_headers_stream(St, StreamID),
+	header_block(St, StreamID, IsFin, Fragment);
+frame(St = #st{continuation = {StreamID, IsFin, Acc, Size}, opts = Opts},
+		{continuation, StreamID, HeadFin, Fragment}) ->
+	Size2 = Size + byte_size(Fragment),
+	check_block_size(Size2, Opts),
+	case HeadFin of
+		head_nofin when Fragment =:= <<>> ->
+			connection_error(enhance_your_calm, 'Empty CONTINUATION frames are refused.');
+		head_nofin ->
+			St#st{continuation = {StreamID, IsFin, [Fragment | Acc], Size2}};
+		head_fin ->
+			Block = iolist_to_binary(lists:reverse(Acc, [Fragment])),
+			header_block(St#st{continuation = undefined}, StreamID, IsFin, Block)
+	end;
+frame(#st{continuation = {_, _, _, _}}, _) ->
+	connection_error(protocol_error,
+		'A header block must be continued by CONTINUATION frames on its stream. (RFC9113 6.10)');
+frame(_, {continuation, _, _, _}) ->
+	connection_error(protocol_error, 'CONTINUATION frame without a header block. (RFC9113 6.10)');
+frame(St, {priority, _, _, _, _}) ->
+	%% Accepted and ignored (RFC 9113 5.3.2).
+	overhead_frame(St);
+frame(St, {rst_stream, StreamID, _Code}) ->
+	rst_stream_frame(St, StreamID);
+frame(St, {settings, Settings}) ->
+	St2 = overhead_frame(St),
+	St3 = apply_settings(St2, Settings),
+	flush_streams(out(mustang_http2_frame:settings_ack(), 9, St3));
+frame(St = #st{settings_timer = Timer}, settings_ack) ->
+	case Timer of
+		undefined -> St;
+		_ ->
+			_ = erlang:cancel_timer(Timer),
+			St#st{settings_timer = undefined}
+	end;
+frame(_, {push_promise, _, _, _, _}) ->
+	connection_error(protocol_error, 'Clients must not send PUSH_PROMISE frames. (RFC9113 8.4)');
+frame(St, {ping, Opaque}) ->
+	out(mustang_http2_frame:ping_ack(Opaque), 17, overhead_frame(St));
+frame(St = #st{shutdown = goaway_ping}, {ping_ack, ?GOAWAY_PING}) ->
+	final_goaway(St);
+frame(St, {ping_ack, _}) ->
+	St;
+frame(St, {goaway, _LastStreamID, _Code, _Debug}) ->
+	%% The client opens no more streams; those in flight finish.
+	maybe_close_connection(St#st{peer_goaway = true});
+frame(St = #st{send_window = Window}, {window_update, Increment}) ->
+	case Window + Increment of
+		New when New > ?MAX_WINDOW ->
+			connection_error(flow_control_error,
+				'The connection flow-control window exceeded 2^31-1. (RFC9113 6.9.1)');
+		New ->
+			St2 = case St#st.queued of
+				0 -> overhead_frame(St);
+				_ -> St
+			end,
+			flush_streams(St2#st{send_window = New})
+	end;
+frame(St, {window_update, StreamID, Increment}) ->
+	case St#st.streams of
+		#{StreamID := Stream = #stream{send_window = Window, queued = Queued}} ->
+			case Window + Increment of
+				New when New > ?MAX_WINDOW ->
+					stream_reset(St, Stream, flow_control_error,
+						'The stream flow-control window exceeded 2^31-1. (RFC9113 6.9.1)');
+				New ->
+					St2 = case Queued of
+						0 -> overhead_frame(St);
+						_ -> St
+					end,
+					Streams = St2#st.streams,
+					flush_streams(St2#st{streams = Streams#{StreamID => Stream#stream{send_window = New}}})
+			end;
+		_ when StreamID > St#st.last_stream_id ->
+			connection_error(protocol_error, 'WINDOW_UPDATE frame on an idle stream. (RFC9113 5.1)');
+		_ ->
+			overhead_frame(St)
+	end.
+
+check_block_size(Size, #{max_header_block_size := Max}) when Size > Max ->
+	connection_error(enhance_your_calm, 'The header block is larger than max_header_block_size.');
+check_block_size(_, _) ->
+	ok.
+
+check_headers_stream(_, StreamID) when StreamID rem 2 =:= 0 ->
+	connection_error(protocol_error, 'Clients must use odd-numbered streams. (RFC9113 5.1.1)');
+check_headers_stream(_, _) ->
+	ok.
+
+%% Header blocks: a new request, trailers, or an error. The block is always
+%% decoded, so the HPACK context stays in step with the client's (RFC 9113 4.3).
+header_block(St = #st{decoder = Decoder, opts = Opts}, StreamID, IsFin, Block) ->
+	MaxList = maps:get(max_header_list_size, Opts),
+	case mustang_hpack:decode(Block, Decoder, #{max_decoded_size => MaxList}) of
+		{ok, Fields, Decoder2} ->
+			headers_decoded(St#st{decoder = Decoder2}, StreamID, IsFin, {ok, Fields});
+		{error, header_list_too_large, Decoder2} ->
+			headers_decoded(St#st{decoder = Decoder2}, StreamID, IsFin, too_large);
+		{error, compression_error, Reason} ->
+			connection_error(compression_error, Reason)
+	end.
+
+headers_decoded(St = #st{streams = Streams, last_stream_id = Last}, StreamID, IsFin, Result) ->
+	case Streams of
+		#{StreamID := Stream = #stream{remote = open}} ->
+			trailers(St, Stream, IsFin, Result);
+		#{StreamID := _} ->
+			stream_error(St, StreamID, stream_closed,
+				'HEADERS frame received on a half-closed stream. (RFC9113 5.1)');
+		_ when StreamID =< Last ->
+			case skipped(StreamID, St#st.skipped) of
+				true ->
+					connection_error(protocol_error,
+						'Stream identifiers must increase. (RFC9113 5.1.1)');
+				false ->
+					connection_error(stream_closed,
+						'HEADERS frame received on a closed stream. (RFC9113 5.1)')
+			end;
+		_ ->
+			new_stream(St#st{last_stream_id = StreamID, skipped = skip(Last, StreamID, St#st.skipped)},
+				StreamID, IsFin, Result)
+	end.
+
+skip(Last, StreamID, Skipped) when StreamID =:= Last + 2; StreamID =:= 1, Last =:= 0 ->
+	Skipped;
+skip(Last, StreamID, Skipped) ->
+	From = case Last of 0 -> 1; _ -> Last + 2 end,
+	lists:sublist([{From, StreamID - 2} | Skipped], 32).
+
+skipped(StreamID, Skipped) ->
+	lists:any(fun({From, To}) -> StreamID >= From andalso StreamID =< To end, Skipped).
+
+trailers(St, Stream, nofin, _) ->
+	stream_reset(St, Stream, protocol_error,
+		'Trailers must end the stream. (RFC9113 8.1)');
+trailers(St, Stream, fin, too_large) ->
+	stream_reset(St, Stream, protocol_error, 'The trailers are larger than max_header_list_size.');
+trailers(St, Stream, fin, {ok, Fields}) ->
+	case mustang_http2_headers:trailers(Fields) of
+		ok -> data_end(St, Stream#stream.id, fin);
+		{error, Reason} -> stream_reset(St, Stream, protocol_error, Reason)
+	end.
+
+new_stream(St = #st{shutdown = goaway}, StreamID, _, _) ->
+	%% After the final GOAWAY, new streams are refused (RFC 9113 6.8).
+	out(mustang_http2_frame:rst_stream(StreamID, refused_stream), 13, St);
+new_stream(St = #st{streams = Streams, opts = #{max_concurrent_streams := Max}}, StreamID, _, _)
+		when map_size(Streams) >= Max ->
+	St2 = cancel_rate(St),
+	out(mustang_http2_frame:rst_stream(StreamID, refused_stream), 13, St2);
+new_stream(St, StreamID, IsFin, too_large) ->
+	%% RFC 9113 10.5.1: answer 431 rather than process the request.
+	stream_error_response(St, StreamID, IsFin, 431, header_list_too_large);
+new_stream(St = #st{opts = Opts}, StreamID, IsFin, {ok, Fields}) ->
+	case mustang_http2_headers:request(Fields,
+			#{enable_connect_protocol => maps:get(enable_connect_protocol, Opts)}) of
+		{ok, Request} ->
+			start_stream(St, StreamID, Request, IsFin);
+		{error, connect_not_supported} ->
+			stream_error_response(St, StreamID, IsFin, 501, connect_not_supported);
+		{error, Reason} ->
+			log(St, notice, "mustang ~p: malformed HTTP/2 request from ~s: ~0p",
+				[St#st.ref, peer(St), Reason]),
+			out(mustang_http2_frame:rst_stream(StreamID, protocol_error), 13, St)
+	end.
+
+%% A response without a handler, for a request that is not processed.
+stream_error_response(St, StreamID, IsFin, Status, Reason) ->
+	log(St, notice, "mustang ~p: ~b response to ~s on stream ~b: ~0p",
+		[St#st.ref, Status, peer(St), StreamID, Reason]),
+	{Block, Encoder} = mustang_hpack:encode(
+		[{<<":status">>, integer_to_binary(Status)}, {<<"content-length">>, <<"0">>}],
+		St#st.encoder),
+	St2 = out(mustang_http2_frame:headers(StreamID, fin, Block, St#st.max_frame_size_sent), 64,
+		St#st{encoder = Encoder}),
+	case IsFin of
+		fin -> St2;
+		nofin -> out(mustang_http2_frame:rst_stream(StreamID, no_error), 13, St2)
+	end.
+
+start_stream(St = #st{streams = Streams, pids = Pids, local_initial_window = RecvWindow,
+		peer_initial_window = SendWindow}, StreamID, Request, IsFin) ->
+	#{method := Method, path := Path, content_length := Expected} = Request,
+	case {IsFin, Expected} of
+		{fin, N} when N =/= undefined, N =/= 0 ->
+			out(mustang_http2_frame:rst_stream(StreamID, protocol_error), 13, St);
+		_ ->
+			Req = build_req(St, StreamID, Request, IsFin),
+			Pid = proc_lib:spawn_link(mustang_middleware, request_process,
+				[Req, St#st.env, St#st.middlewares]),
+			Stream = #stream{id = StreamID, pid = Pid, method = Method, path = Path,
+				remote = case IsFin of fin -> fin; nofin -> open end,
+				head = Method =:= <<"HEAD">>,
+				recv_window = RecvWindow, recv_expected = Expected, send_window = SendWindow},
+			St#st{streams = Streams#{StreamID => Stream}, pids = Pids#{Pid => StreamID}}
+	end.
+
+build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme0}, StreamID,
+		Request, IsFin) ->
+	#{method := Method, scheme := Scheme1, host := Host, port := Port0, path := Path, qs := Qs,
+		headers := Headers, content_length := Length, protocol := Protocol} = Request,
+	Scheme = case Scheme1 of <<"http">> -> Scheme1; <<"https">> -> Scheme1; _ -> Scheme0 end,
+	Port = case Port0 of
+		undefined when Scheme =:= <<"https">> -> 443;
+		undefined -> 80;
+		_ -> Port0
+	end,
+	{HasBody, BodyLength} = case {IsFin, Length} of
+		{fin, _} -> {false, 0};
+		{nofin, 0} -> {false, 0};
+		{nofin, _} -> {true, Length}
+	end,
+	Req = #{
+		ref => Ref,
+		pid => self(),
+		streamid => StreamID,
+		peer => Peer,
+		sock => Sock,
+		cert => Cert,
+		method => Method,
+		version => 'HTTP/2',
+		scheme => Scheme,
+		host => Host,
+		port => Port,
+		path => Path,
+		qs => Qs,
+		headers => Headers,
+		has_body => HasBody,
+		body_length => BodyLength,
+		mode => process,
+		bindings => #{},
+		host_info => undefined,
+		path_info => undefined
+	},
+	case Protocol of
+		undefined -> Req;
+		_ -> Req#{protocol => Protocol}
+	end.
+
+rst_stream_frame(St = #st{streams = Streams, last_stream_id = Last}, StreamID) ->
+	case Streams of
+		#{StreamID := Stream = #stream{local = Local, queued = Queued}} ->
+			%% A reset of a stream whose response is not complete is a
+			%% cancellation: the rapid reset attack (CVE-2023-44487) is many
+			%% of them.
+			St2 = case Local =:= fin andalso Queued =:= 0 of
+				true -> St;
+				false -> cancel_rate(St)
+			end,
+			remove_stream(St2, Stream, {shutdown, stream_reset});
+		_ when StreamID > Last ->
+			connection_error(protocol_error, 'RST_STREAM frame on an idle stream. (RFC9113 6.4)');
+		_ ->
+			St
+	end.
+
+%% Stream errors (RFC 9113 5.4.2).
+stream_error(St = #st{streams = Streams}, StreamID, Code, Reason) ->
+	case Streams of
+		#{StreamID := Stream} -> stream_reset(St, Stream, Code, Reason);
+		_ ->
+			log(St, debug, "mustang ~p: stream ~b reset: ~s", [St#st.ref, StreamID, Reason]),
+			out(mustang_http2_frame:rst_stream(StreamID, Code), 13, St)
+	end.
+
+stream_reset(St, Stream = #stream{id = StreamID}, Code, Reason) ->
+	log(St, notice, "mustang ~p: stream ~b from ~s reset with ~p: ~s",
+		[St#st.ref, StreamID, peer(St), Code, Reason]),
+	St2 = out(mustang_http2_frame:rst_stream(StreamID, Code), 13, St),
+	remove_stream(St2, Stream, {shutdown, {stream_error, Code}}).
+
+%% The stream ends now: its handler process is stopped (its exit is then
+%% ignored), waiting callers are released.
+remove_stream(St = #st{streams = Streams, pids = Pids, queued = Queued}, Stream, ExitReason) ->
+	#stream{id = StreamID, pid = Pid, read = Read, waiting = Waiting} = Stream,
+	_ = case Read of
+		{Tag, From, _, TRef} ->
+			_ = erlang:cancel_timer(TRef),
+			From ! {Tag, {error, closed}};
+		undefined -> ok
+	end,
+	_ = [From ! {Tag, {error, closed}} || {Tag, From} <- Waiting],
+	Pids2 = case Pid of
+		undefined -> Pids;
+		_ ->
+			exit(Pid, ExitReason),
+			Pids#{Pid => undefined}
+	end,
+	maybe_close_connection(St#st{streams = maps:remove(StreamID, Streams), pids = Pids2,
+		queued = Queued - Stream#stream.queued,
+		sending = lists:delete(StreamID, St#st.sending)}).
+
+%% A stream is done when both sides ended and its handler exited.
+maybe_close_stream(St = #st{streams = Streams}, Stream = #stream{remote = fin, local = fin,
+		queued = 0, pid = undefined}) ->
+	maybe_close_connection(St#st{streams = maps:remove(Stream#stream.id, Streams)});
+maybe_close_stream(St = #st{streams = Streams}, Stream) ->
+	St#st{streams = Streams#{Stream#stream.id => Stream}}.
+
+%% After a GOAWAY (ours or the client's), the connection ends with its last
+%% stream.
+maybe_close_connection(St = #st{streams = Streams, shutdown = Shutdown, peer_goaway = PeerGoaway})
+		when map_size(Streams) =:= 0, (Shutdown =:= goaway orelse PeerGoaway) ->
+	terminate(flush_out(St), normal);
+maybe_close_connection(St) ->
+	St.
+
+%% Settings (RFC 9113 6.5.2).
+apply_settings(St, Settings) ->
+	maps:fold(fun apply_setting/3, St, Settings).
+
+apply_setting(header_table_size, Size, St = #st{encoder = Encoder, opts = Opts}) ->
+	St#st{encoder = mustang_hpack:set_max_size(min(Size, maps:get(max_encode_table_size, Opts)),
+		Encoder)};
+apply_setting(initial_window_size, Size, St = #st{peer_initial_window = Old, streams = Streams}) ->
+	%% RFC 9113 6.9.2: every stream window moves by the difference.
+	Delta = Size - Old,
+	Streams2 = maps:map(fun(_, S = #stream{send_window = W}) ->
+		case W + Delta of
+			New when New > ?MAX_WINDOW ->
+				connection_error(flow_control_error,
+					'SETTINGS_INITIAL_WINDOW_SIZE made a window exceed 2^31-1. (RFC9113 6.9.2)');
+			New -> S#stream{send_window = New}
+		end
+	end, Streams),
+	St#st{peer_initial_window = Size, streams = Streams2};
+apply_setting(max_frame_size, Size, St = #st{opts = Opts}) ->
+	Max = case maps:get(max_frame_size_sent, Opts) of
+		infinity -> Size;
+		Cap -> min(Size, Cap)
+	end,
+	St#st{max_frame_size_sent = Max};
+apply_setting(_, _, St) ->
+	St.
+
+%% Rate limits: each counter covers a window of Ms milliseconds.
+overhead_frame(St = #st{overhead_rate = Rate0, opts = #{max_overhead_frame_rate := Limit}}) ->
+	case bump(Rate0, Limit) of
+		exceeded ->
+			log(St, notice, "mustang ~p: ~s sent too many frames that do no work "
+				"(max_overhead_frame_rate ~p)", [St#st.ref, peer(St), Limit]),
+			connection_error(enhance_your_calm, 'Too many frames that do no work.');
+		Rate ->
+			St#st{overhead_rate = Rate}
+	end.
+
+cancel_rate(St = #st{cancel_rate = Rate0, opts = #{max_cancel_stream_rate := Limit}}) ->
+	case bump(Rate0, Limit) of
+		exceeded ->
+			log(St, notice, "mustang ~p: ~s cancelled or overflowed too many streams "
+				"(max_cancel_stream_rate ~p)", [St#st.ref, peer(St), Limit]),
+			throw({connection_error, St, enhance_your_calm, 'Too many streams cancelled.'});
+		Rate ->
+			St#st{cancel_rate = Rate}
+	end.
+
+bump({Count, Start}, {Max, Ms}) ->
+	Now = erlang:monotonic_time(millisecond),
+	if
+		Now - Start > Ms -> {1, Now};
+		Count + 1 > Max -> exceeded;
+		true -> {Count + 1, Start}
+	end.
+
+%% Commands from stream processes (mustang_req).
+
+stream_command(St = #st{streams = Streams}, StreamID, Tag, From, Command) ->
+	case Streams of
+		#{StreamID := Stream} ->
+			command(St, Stream, Tag, From, Command);
+		_ ->
+			From ! {Tag, {error, closed}},
+			St
+	end.
+
+stream_cast(St = #st{streams = Streams}, StreamID, Command) ->
+	case Streams of
+		#{StreamID := Stream} ->
+			command(St, Stream, undefined, undefined, Command);
+		_ ->
+			St
+	end.
+
+reply(undefined, _, _) -> ok;
+reply(Tag, From, Result) -> From ! {Tag, Result}, ok.
+
+command(St, Stream, Tag, From, {read_body, Length, Period, _Timeout}) ->
+	read_body(St, Stream, Tag, From, Length, Period);
+command(St, Stream = #stream{local = idle}, Tag, From, {inform, Status, Headers}) ->
+	reply(Tag, From, ok),
+	send_headers(St, Stream, mustang_http2_headers:informational(Status, Headers), nofin);
+command(St, Stream = #stream{local = idle, head = Head}, Tag, From,
+		{response, Status, Headers0, Body}) ->
+	reply(Tag, From, ok),
+	Length = case Body of
+		{sendfile, _, L, _} -> L;
+		_ -> iolist_size(Body)
+	end,
+	NoBody = Head orelse no_body_status(Status),
+	Headers = case no_body_status(Status) of
+		true -> maps:remove(<<"content-length">>, Headers0);
+		false -> Headers0#{<<"content-length">> => integer_to_binary(Length)}
+	end,
+	Fields = mustang_http2_headers:response(Status, Headers, mustang_clock:rfc7231()),
+	case NoBody orelse Length =:= 0 of
+		true ->
+			send_headers(St, Stream#stream{local = fin}, Fields, fin);
+		false ->
+			{St2, Stream2} = send_headers_keep(St, Stream#stream{local = fin}, Fields, nofin),
+			queue_data(St2, Stream2, fin, Body)
+	end;
+command(St, Stream = #stream{local = idle, head = Head}, Tag, From, {headers, Status, Headers}) ->
+	reply(Tag, From, ok),
+	Fields = mustang_http2_headers:response(Status, Headers, mustang_clock:rfc7231()),
+	case Head orelse no_body_status(Status) of
+		true -> send_headers(St, Stream#stream{local = fin}, Fields, fin);
+		false -> send_headers(St, Stream#stream{local = headers}, Fields, nofin)
+	end;
+command(St, Stream = #stream{local = headers}, Tag, From, {data, IsFin, Data}) ->
+	Stream2 = case IsFin of
+		fin -> Stream#stream{local = fin};
+		nofin -> Stream
+	end,
+	data_command(St, Stream2, Tag, From, IsFin, Data);
+command(St, Stream = #stream{local = headers}, Tag, From, {trailers, Trailers}) ->
+	reply(Tag, From, ok),
+	queue(St, Stream#stream{local = fin}, {trailers, Trailers}, 0);
+command(St, #stream{local = fin, head = true}, Tag, From, Command)
+		when element(1, Command) =:= data; element(1, Command) =:= trailers ->
+	%% HEAD: the body is not sent.
+	reply(Tag, From, ok),
+	St;
+command(St, #stream{local = Local}, Tag, From, Command) ->
+	reply(Tag, From, {error, {invalid_command, element(1, Command), Local}}),
+	St.
+
+no_body_status(Status) when is_integer(Status) ->
+	Status =:= 204 orelse Status =:= 304 orelse (Status >= 100 andalso Status < 200);
+no_body_status(<<S1, S2, S3, _/bits>>) ->
+	no_body_status(list_to_integer([S1, S2, S3])).
+
+send_headers(St, Stream, Fields, IsFin) ->
+	{St2, Stream2} = send_headers_keep(St, Stream, Fields, IsFin),
+	maybe_close_stream(St2, Stream2).
+
+send_headers_keep(St = #st{encoder = Encoder, max_frame_size_sent = MaxFrame}, Stream, Fields, IsFin) ->
+	{Block, Encoder2} = mustang_hpack:encode([{N, iolist_to_binary(V)} || {N, V} <- Fields], Encoder),
+	Frames = mustang_http2_frame:headers(Stream#stream.id, IsFin, Block, MaxFrame),
+	{out(Frames, 128, St#st{encoder = Encoder2}), Stream}.
+
+%% Response body data goes out as far as the windows allow; the rest waits
+%% in the stream's queue. The handler's call returns once its data is sent
+%% or the queues are below their limits, so a fast handler is held back by
+%% a slow client.
+data_command(St, Stream, Tag, From, IsFin, Data) ->
+	St2 = queue_data(St, Stream, IsFin, Data),
+	case St2#st.streams of
+		#{} = Streams when not is_map_key(Stream#stream.id, Streams) ->
+			reply(Tag, From, ok),
+			St2;
+		#{} = Streams ->
+			Stream2 = map_get(Stream#stream.id, Streams),
+			case over_limits(St2, Stream2) of
+				false ->
+					reply(Tag, From, ok),
+					St2;
+				true when Tag =:= undefined ->
+					St2;
+				true ->
+					St2#st{streams = Streams#{Stream#stream.id =>
+						Stream2#stream{waiting = [{Tag, From} | Stream2#stream.waiting]}}}
+			end
+	end.
+
+over_limits(#st{queued = ConnQueued, opts = #{connection_send_buffer_size := ConnMax,
+		stream_send_buffer_size := StreamMax}}, #stream{queued = Queued}) ->
+	Queued > StreamMax orelse ConnQueued > ConnMax.
+
+queue_data(St, Stream, IsFin, {sendfile, Offset, Length, Path}) ->
+	queue(St, Stream, {sendfile, IsFin, Offset, Length, Path}, Length);
+queue_data(St, Stream, IsFin, Data) ->
+	Bin = iolist_to_binary(Data),
+	queue(St, Stream, {data, IsFin, Bin}, byte_size(Bin)).
+
+queue(St = #st{queued = ConnQueued, sending = Sending}, Stream = #stream{queue = Q, queued = Queued},
+		Item, Size) ->
+	StreamID = Stream#stream.id,
+	Stream2 = Stream#stream{queue = queue:in(Item, Q), queued = Queued + Size},
+	Sending2 = case lists:member(StreamID, Sending) of
+		true -> Sending;
+		false -> Sending ++ [StreamID]
+	end,
+	St2 = St#st{streams = (St#st.streams)#{StreamID => Stream2}, queued = ConnQueued + Size,
+		sending = Sending2},
+	flush_streams(St2).
+
+%% Sends queued data of every stream that has some, in turn, as far as the
+%% windows allow.
+flush_streams(St = #st{sending = []}) ->
+	unblocked(St);
+flush_streams(St = #st{sending = Sending}) ->
+	St2 = lists:foldl(fun flush_stream/2, St, Sending),
+	%% Handlers held back are released once their stream's queue and the
+	%% connection's are below the limits; streams stay listed while they
+	%% have queued data or held-back handlers.
+	St3 = lists:foldl(fun release_waiting/2, St2#st{sending = []}, St2#st.sending),
+	case St3#st.queued of
+		0 -> unblocked(St3);
+		_ -> blocked(St3)
+	end.
+
+flush_stream(StreamID, St = #st{streams = Streams}) ->
+	case Streams of
+		#{StreamID := Stream} ->
+			case send_queue(St, Stream) of
+				{St2, Stream2} ->
+					St2#st{streams = (St2#st.streams)#{StreamID => Stream2}};
+				{error, St2, Stream2} ->
+					stream_reset(St2, Stream2, internal_error, 'The response body could not be read.')
+			end;
+		_ ->
+			St
+	end.
+
+release_waiting(StreamID, St = #st{streams = Streams, sending = Sending}) ->
+	case Streams of
+		#{StreamID := Stream = #stream{waiting = Waiting, queue = Q}} ->
+			Stream2 = case Waiting =/= [] andalso not over_limits(St, Stream) of
+				true ->
+					_ = [From ! {Tag, ok} || {Tag, From} <- lists:reverse(Waiting)],
+					Stream#stream{waiting = []};
+				false ->
+					Stream
+			end,
+			case queue:is_empty(Q) andalso Stream2#stream.waiting =:= [] of
+				true -> maybe_close_stream(St, Stream2);
+				false ->
+					St#st{streams = Streams#{StreamID => Stream2}, sending = Sending ++ [StreamID]}
+			end;
+		_ ->
+			St
+	end.
+
+send_queue(St, Stream = #stream{queue = Q}) ->
+	case queue:out(Q) of
+		{empty, _} ->
+			{St, Stream};
+		{{value, {trailers, Trailers}}, Q2} ->
+			{St2, Stream2} = send_headers_keep(St, Stream#stream{queue = Q2},
+				mustang_http2_headers:trailer_fields(Trailers), fin),
+			send_queue(St2, Stream2);
+		{{value, Item}, Q2} ->
+			case send_item(St, Stream, Item) of
+				{done, St2, Stream2} -> send_queue(St2, Stream2#stream{queue = Q2});
+				{partial, St2, Stream2, Item2} -> {St2, Stream2#stream{queue = queue:in_r(Item2, Q2)}};
+				error -> {error, St, Stream}
+			end
+	end.
+
+%% One queued item: sent whole when the windows allow (an empty item only
+%% carries END_STREAM), else as much as they allow.
+send_item(St, Stream, {data, IsFin, <<>>}) ->
+	{done, out(mustang_http2_frame:data(Stream#stream.id, IsFin, <<>>), 9, St), Stream};
+send_item(St = #st{send_window = ConnWindow}, Stream = #stream{send_window = StreamWindow}, Item)
+		when ConnWindow =< 0; StreamWindow =< 0 ->
+	{partial, St, Stream, Item};
+send_item(St = #st{send_window = ConnWindow}, Stream = #stream{send_window = StreamWindow},
+		{data, IsFin, Bin}) ->
+	Size = byte_size(Bin),
+	case min(ConnWindow, StreamWindow) of
+		Allowed when Allowed >= Size ->
+			{done, send_data(St, Stream, IsFin, Bin), sent(Stream, Size)};
+		Allowed ->
+			<<Now:Allowed/binary, Later/bits>> = Bin,
+			{partial, send_data(St, Stream, nofin, Now), sent(Stream, Allowed), {data, IsFin, Later}}
+	end;
+send_item(St = #st{send_window = ConnWindow}, Stream = #stream{send_window = StreamWindow},
+		{sendfile, IsFin, Offset, Length, Path}) ->
+	Allowed = min(min(ConnWindow, StreamWindow), min(Length, 1048576)),
+	case read_file(Path, Offset, Allowed) of
+		{ok, Bin} when byte_size(Bin) =:= Length ->
+			{done, send_data(St, Stream, IsFin, Bin), sent(Stream, Length)};
+		{ok, Bin} ->
+			N = byte_size(Bin),
+			{partial, send_data(St, Stream, nofin, Bin), sent(Stream, N),
+				{sendfile, IsFin, Offset + N, Length - N, Path}};
+		{error, Reason} ->
+			log(St, error, "mustang ~p: sendfile ~ts failed: ~0p", [St#st.ref, Path, Reason]),
+			error
+	end.
+
+read_file(Path, Offset, Length) ->
+	case file:open(Path, [read, raw, binary]) of
+		{ok, Fd} ->
+			try file:pread(Fd, Offset, Length) of
+				{ok, Bin} when byte_size(Bin) > 0 -> {ok, Bin};
+				{ok, _} -> {error, file_too_short};
+				eof -> {error, file_too_short};
+				Error -> Error
+			after
+				file:close(Fd)
+			end;
+		Error ->
+			Error
+	end.
+
+sent(Stream = #stream{send_window = Window, queued = Queued}, Size) ->
+	Stream#stream{send_window = Window - Size, queued = Queued - Size}.
+
+send_data(St = #st{send_window = Window, queued = Queued, max_frame_size_sent = Max}, Stream,
+		IsFin, Bin) ->
+	Size = byte_size(Bin),
+	out(data_frames(Stream#stream.id, IsFin, Bin, Max), Size,
+		St#st{send_window = Window - Size, queued = Queued - Size, blocked_since = undefined}).
+
+data_frames(StreamID, IsFin, Bin, Max) when byte_size(Bin) =< Max ->
+	mustang_http2_frame:data(StreamID, IsFin, Bin);
+data_frames(StreamID, IsFin, Bin, Max) ->
+	<<Chunk:Max/binary, Rest/bits>> = Bin,
+	[mustang_http2_frame:data(StreamID, nofin, Chunk) | data_frames(StreamID, IsFin, Rest, Max)].
+
+%% A client that never opens its window would hold the queued data (and the
+%% handlers waiting on it) forever.
+blocked(St = #st{blocked_since = undefined, opts = #{flow_control_timeout := Timeout}}) ->
+	Timer = case Timeout of
+		infinity -> undefined;
+		_ -> erlang:start_timer(Timeout, self(), flow_control_timeout)
+	end,
+	cancel(St#st.flow_timer),
+	St#st{blocked_since = erlang:monotonic_time(millisecond), flow_timer = Timer};
+blocked(St = #st{flow_timer = undefined, opts = #{flow_control_timeout := Timeout}})
+		when Timeout =/= infinity ->
+	St#st{flow_timer = erlang:start_timer(Timeout, self(), flow_control_timeout)};
+blocked(St) ->
+	St.
+
+unblocked(St = #st{flow_timer = Timer}) ->
+	cancel(Timer),
+	St#st{blocked_since = undefined, flow_timer = undefined}.
+
+cancel(undefined) -> ok;
+cancel(Timer) -> _ = erlang:cancel_timer(Timer), ok.
+
+flow_control_timeout(St = #st{blocked_since = undefined}) ->
+	St;
+flow_control_timeout(St = #st{blocked_since = Since, opts = #{flow_control_timeout := Timeout}}) ->
+	Now = erlang:monotonic_time(millisecond),
+	case Now - Since >= Timeout of
+		true ->
+			log(St, notice, "mustang ~p: ~s did not open its flow-control window in ~b ms",
+				[St#st.ref, peer(St), Timeout]),
+			goaway_close(St, enhance_your_calm,
+				'The client did not open its flow-control window within flow_control_timeout.');
+		false ->
+			St#st{flow_timer = erlang:start_timer(Timeout - (Now - Since), self(),
+				flow_control_timeout)}
+	end.
+
+%% Request bodies.
+
+read_body(St, Stream = #stream{remote = Remote, body_size = Size}, Tag, From, Length, _Period)
+		when Remote =:= fin; Size >= Length ->
+	{St2, Stream2} = deliver_body(St, Stream, Tag, From),
+	maybe_close_stream(St2, Stream2);
+read_body(St, Stream, Tag, From, Length, Period) ->
+	TRef = erlang:start_timer(Period, self(), {read_period, Stream#stream.id}),
+	Stream2 = Stream#stream{read = {Tag, From, Length, TRef}},
+	{St2, Stream3} = grant_window(St, Stream2, Length),
+	St2#st{streams = (St2#st.streams)#{Stream#stream.id => Stream3}}.
+
+%% Lets the client send what the pending read asks for, plus a margin, in
+%% WINDOW_UPDATE steps of at least stream_window_update_threshold (or half
+%% the target, for small reads).
+grant_window(St = #st{opts = Opts}, Stream = #stream{id = StreamID, recv_window = Window,
+		body_size = Buffered, recv_total = Total, recv_expected = Expected}, Length) ->
+	Target0 = min(Length + maps:get(stream_window_margin_size, Opts),
+		maps:get(max_stream_window_size, Opts)),
+	Target = case Expected of
+		undefined -> Target0;
+		_ -> min(Target0, Expected - Total + 1)
+	end,
+	Increment = Target - Window - Buffered,
+	Threshold = min(maps:get(stream_window_update_threshold, Opts), Target div 2),
+	case Increment > 0 andalso Increment >= Threshold of
+		true ->
+			{out(mustang_http2_frame:window_update(StreamID, Increment), 13, St),
+				Stream#stream{recv_window = Window + Increment}};
+		false ->
+			{St, Stream}
+	end.
+
+deliver_body(St, Stream = #stream{body = Body, remote = Remote}, Tag, From) ->
+	IsFin = case Remote of fin -> fin; open -> nofin end,
+	From ! {Tag, {IsFin, join(Body)}},
+	{St, Stream#stream{body = [], body_size = 0, read = undefined}}.
+
+%% Called when body data arrived: answers a pending read that is satisfied.
+maybe_reply_read(Stream = #stream{read = {Tag, From, Length, TRef}, body_size = Size, remote = Remote})
+		when Remote =:= fin; Size >= Length ->
+	_ = erlang:cancel_timer(TRef),
+	IsFin = case Remote of fin -> fin; open -> nofin end,
+	From ! {Tag, {IsFin, join(Stream#stream.body)}},
+	Stream#stream{body = [], body_size = 0, read = undefined};
+maybe_reply_read(Stream) ->
+	Stream.
+
+read_period(St = #st{streams = Streams}, StreamID, TRef) ->
+	case Streams of
+		#{StreamID := Stream = #stream{read = {Tag, From, _, TRef}}} ->
+			From ! {Tag, {nofin, join(Stream#stream.body)}},
+			St#st{streams = Streams#{StreamID => Stream#stream{body = [], body_size = 0,
+				read = undefined}}};
+		_ ->
+			St
+	end.
+
+%% Newest first; most reads are a single frame, returned as is.
+join([]) -> <<>>;
+join([Bin]) -> Bin;
+join(Body) -> iolist_to_binary(lists:reverse(Body)).
+
+%% Handler processes.
+
+stream_exit(St = #st{pids = Pids, streams = Streams}, Pid, Reason) ->
+	StreamID = map_get(Pid, Pids),
+	St2 = St#st{pids = maps:remove(Pid, Pids)},
+	case Streams of
+		#{StreamID := Stream = #stream{pid = Pid}} when StreamID =/= undefined ->
+			handler_done(St2, Stream#stream{pid = undefined}, exit_result(Reason));
+		_ ->
+			maybe_close_connection(St2)
+	end.
+
+exit_result(normal) -> ok;
+exit_result({shutdown, {mustang_request, Result}}) -> Result;
+exit_result({shutdown, _}) -> closed;
+exit_result(Other) -> {crash, exit, Other, []}.
+
+%% The handler is gone: complete its response, or reset the stream when the
+%% response cannot be completed.
+handler_done(St, Stream, Result) ->
+	log_result(St, Stream, Result),
+	St2 = case {Stream#stream.local, Result} of
+		{idle, ok} ->
+			command(St, Stream, undefined, undefined, {response, 204, #{}, <<>>});
+		{idle, {request_error, Reason, _}} ->
+			command(St, Stream, undefined, undefined,
+				{response, request_error_status(Reason), #{}, <<>>});
+		{idle, _} ->
+			command(St, Stream, undefined, undefined, {response, 500, #{}, <<>>});
+		{headers, ok} ->
+			queue(St, Stream#stream{local = fin}, {data, fin, <<>>}, 0);
+		{fin, ok} ->
+			maybe_close_stream(St, Stream);
+		{fin, _} when Stream#stream.queued =:= 0 ->
+			maybe_close_stream(St, Stream);
+		_ ->
+			stream_reset(St, Stream, internal_error, 'The handler stopped before its response ended.')
+	end,
+	finish_request_body(St2, Stream#stream.id).
+
+%% RFC 9113 8.1: once the response is complete, a request body still
+%% coming is not needed: RST_STREAM NO_ERROR tells the client to stop.
+finish_request_body(St = #st{streams = Streams}, StreamID) ->
+	case Streams of
+		#{StreamID := #stream{remote = open, local = fin, queued = 0, pid = undefined}} ->
+			St2 = out(mustang_http2_frame:rst_stream(StreamID, no_error), 13, St),
+			maybe_close_connection(St2#st{streams = maps:remove(StreamID, Streams),
+				sending = lists:delete(StreamID, St2#st.sending)});
+		_ ->
+			St
+	end.
+
+request_error_status({read_body, timeout}) -> 408;
+request_error_status({read_urlencoded_body, too_large}) -> 413;
+request_error_status(_) -> 400.
+
+log_result(_, _, ok) -> ok;
+log_result(_, _, closed) -> ok;
+log_result(_, _, {crash, exit, {shutdown, _}, _}) -> ok;
+log_result(St, #stream{method = Method, path = Path}, {request_error, Reason, Text}) ->
+	log(St, notice, "mustang ~p: bad request ~s ~s from ~s: ~0p (~s)",
+		[St#st.ref, Method, Path, peer(St), Reason, Text]);
+log_result(St, #stream{method = Method, path = Path}, {crash, Class, Reason, Stacktrace}) ->
+	log(St, error, "mustang ~p: handler crashed on ~s ~s from ~s: ~0p:~0p~n~p",
+		[St#st.ref, Method, Path, peer(St), Class, Reason, Stacktrace]).
+
+%% Shutdown. A graceful GOAWAY takes two steps (RFC 9113 6.8): a GOAWAY with
+%% the largest stream id and a PING, then, once the PING is answered (every
+%% stream the client opened before it has reached us), a GOAWAY with the last
+%% stream id processed.
+
+start_shutdown(St = #st{shutdown = none}) ->
+	St2 = out([mustang_http2_frame:goaway(?MAX_WINDOW, no_error, <<>>),
+		mustang_http2_frame:ping(?GOAWAY_PING)], 34, St),
+	%% A client that does not answer the PING gets the final GOAWAY anyway.
+	_ = erlang:send_after(1000, self(), {?MODULE, final_goaway}),
+	St2#st{shutdown = goaway_ping};
+start_shutdown(St) ->
+	St.
+
+final_goaway(St = #st{last_stream_id = Last}) ->
+	St2 = out(mustang_http2_frame:goaway(Last, no_error, <<>>), 17, St),
+	maybe_close_connection(St2#st{shutdown = goaway}).
+
+-spec goaway_close(#st{}, mustang_http2_frame:error_code(), atom()) -> no_return().
+goaway_close(St = #st{last_stream_id = Last}, Code, Reason) ->
+	case Code of
+		no_error -> ok;
+		_ ->
+			log(St, notice, "mustang ~p: connection from ~s closed with ~p: ~s",
+				[St#st.ref, peer(St), Code, Reason])
+	end,
+	Debug = case Code of
+		no_error -> <<>>;
+		_ -> atom_to_binary(Reason, utf8)
+	end,
+	St2 = flush_out(out(mustang_http2_frame:goaway(Last, Code, Debug), 17, St)),
+	terminate(St2, {goaway, Code}).
+
+-spec terminate(#st{}, any()) -> no_return().
+terminate(#st{transport = Transport, socket = Socket, pids = Pids}, Reason) ->
+	_ = [exit(Pid, {shutdown, connection_closed}) || Pid <- maps:keys(Pids)],
+	_ = Transport:shutdown(Socket, write),
+	linger(Transport, Socket, Reason),
+	Transport:close(Socket),
+	exit(normal).
+
+%% After a GOAWAY with an error the client may still be sending: read a
+%% little so the kernel does not reset the connection before it reads ours.
+linger(Transport, Socket, {goaway, _}) ->
+	_ = Transport:setopts(Socket, [{active, false}]),
+	Deadline = erlang:monotonic_time(millisecond) + 1000,
+	linger_loop(Transport, Socket, Deadline);
+linger(_, _, _) ->
+	ok.
+
+linger_loop(Transport, Socket, Deadline) ->
+	case Deadline - erlang:monotonic_time(millisecond) of
+		Wait when Wait > 0 ->
+			case Transport:recv(Socket, 0, Wait) of
+				{ok, _} -> linger_loop(Transport, Socket, Deadline);
+				_ -> ok
+			end;
+		_ ->
+			ok
+	end.
+
+supervisor_call(which_children, From, #st{pids = Pids}) ->
+	gen:reply(From, [{mustang_stream, Pid, worker, [?MODULE]} || Pid <- maps:keys(Pids)]);
+supervisor_call(count_children, From, #st{pids = Pids}) ->
+	N = map_size(Pids),
+	gen:reply(From, [{specs, 1}, {active, N}, {supervisors, 0}, {workers, N}]);
+supervisor_call(_, From, _) ->
+	gen:reply(From, {error, not_supported}).
+
+peer(#st{peer = {IP, Port}}) -> [inet:ntoa(IP), $:, integer_to_list(Port)];
+peer(_) -> "unknown".
+
+log(#st{opts = #{logger := Logger}}, Level, Format, Args) ->
+	_ = Logger:Level(Format, Args),
+	ok.
+
+%% sys callbacks.
+
+-spec system_continue(pid(), [sys:debug_option()], #st{}) -> no_return().
+system_continue(_, _, St) ->
+	loop(St).
+
+-spec system_terminate(any(), pid(), [sys:debug_option()], #st{}) -> no_return().
+system_terminate(Reason, _, _, St) ->
+	terminate(St, Reason).
+
+-spec system_code_change(Misc, module(), any(), any()) -> {ok, Misc} when Misc :: #st{}.
+system_code_change(Misc, _, _, _) ->
+	{ok, Misc}.
