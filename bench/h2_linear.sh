@@ -12,7 +12,8 @@
 # HTTP/1.1 for comparison, and checks each answer is the byte count sent.
 # Prints seconds and seconds per MiB, and flags (does not fail) a buffer /
 # protocol whose s/MiB at the largest size is more than BENCH_LIN_RATIO x
-# its s/MiB at the smallest size.
+# its s/MiB at the smallest size (IRREG: s/MiB varies more than that over
+# the sizes, e.g. a stall at one size).
 #
 # Env:
 #   BENCH_LIN_BUFFERS="1 1460 16384"   socket buffers (bytes)
