@@ -4,10 +4,10 @@ PASS/FAIL lines (stdlib only).
 
     bench/report.py _bench/results-YYYYmmdd-HHMMSS
 
-Raw files are named <workload>-<server>.txt (wrk for W1*, h2load for W3*).
-Servers: "nginx", "mustang" (MUSTANG_REQUEST_PROCESS=false) and "mustang-rp"
-(MUSTANG_REQUEST_PROCESS=true). Writes results.json beside them and prints
-the report on stdout.
+Raw files are named <workload>-<server>.r<round>.txt (wrk for W1*, h2load
+for W2*, W3*, W4*, curl for W5*). Servers: "nginx", "mustang"
+(MUSTANG_REQUEST_PROCESS=false) and "mustang-rp" (MUSTANG_REQUEST_PROCESS=true).
+Writes results.json beside them and prints the report on stdout.
 """
 import json
 import os
@@ -16,24 +16,42 @@ import sys
 
 # BENCH.md reference figures (Cowboy 2.13 and nginx measured in one sitting).
 NGINX_REF_W1C = 176_700.0
+NGINX_REF_W2A = 147_900.0
 COWBOY = {  # workload -> (value, unit of comparison)
     "W1a": (9_900.0, "req/s"),
     "W1b": (40_600.0, "req/s"),
     "W1c": (45_100.0, "req/s"),
+    "W2a": (59_300.0, "req/s"),
+    "W2b": (13_400.0, "req/s"),
     "W3a": (1252.0, "MB/s"),
     "W3b": (2076.0, "MB/s"),
+    "W4a": (1586.0, "MB/s"),
+    "W4b": (1640.0, "MB/s"),
+    "W5a": (1.49, "s"),
+    "W5b": (0.90, "s"),
 }
+# Which nginx figure of this run scales a Cowboy figure: HTTP/1.1 workloads
+# use nginx W1c (x / 176.7k), HTTP/2 ones nginx W2a (x / 147.9k). When the
+# preferred one was not run, the other is used (and the report says so).
+H2_WORKLOADS = ("W2a", "W2b", "W4a", "W4b", "W5b", "W5c")
+W5_BYTES = 1073741824  # the Cowboy W5 figures are for a 1 GiB upload
 COWBOY_W1A_P99_MS = 0.79
 COWBOY_W1C_P99_MS = 3.9
 # Acceptance for the issue (first version of the server).
 ACC_W1C_X_NGINX = 0.45
 ACC_W3A_X_COWBOY = 1.5
+# Issue 3 (HTTP/2): the 1 GB h2c upload within 1.5x the HTTP/1.1 time.
+ACC_W5B_OVER_W5A = 1.5
 # Long-term targets from BENCH.md (informational).
 GOAL_W1C_X_COWBOY = 2.0
 GOAL_W1A_X_COWBOY = 1.7
 GOAL_W3_X_COWBOY = 1.8
+GOAL_W2A_X_COWBOY = 1.5
+GOAL_W4_X_COWBOY = 1.3
+GOAL_W5_X_COWBOY = 1.2
 
-WORKLOADS = ["W1a", "W1b", "W1c", "W3a", "W3b"]
+WORKLOADS = ["W1a", "W1b", "W1c", "W2a", "W2b", "W3a", "W3b", "W4a", "W4b",
+             "W5a", "W5b", "W5c"]
 SERVER_ORDER = ["nginx", "mustang", "mustang-rp"]
 SERVER_LABEL = {
     "nginx": "nginx",
@@ -84,13 +102,34 @@ def parse_wrk(text):
     return r
 
 
+def median(values):
+    values = sorted(v for v in values if isinstance(v, (int, float)))
+    if not values:
+        return None
+    n = len(values)
+    return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+
+
 def parse_h2load(text):
     r = {"tool": "h2load", "errors": []}
-    m = re.search(r"^finished in ([\d.]+)(us|ms|s), ([\d.]+) req/s", text, re.M)
+    cmd = text.splitlines()[0]
+    m = re.search(r"^finished in ([\d.]+)(us|ms|s), ([\d.]+) req/s, ([\d.]+)([KMGT]?B)/s", text, re.M)
     if m:
         r["req_s"] = float(m.group(3))
-        # MB/s of request bodies: each request carries one 1 MiB body.
-        r["mb_s"] = r["req_s"] * BODY_MB
+        if " -d " in cmd:
+            # MB/s of request bodies: each request carries one 1 MiB body.
+            r["mb_s"] = r["req_s"] * BODY_MB
+        else:
+            # received bytes per second (h2load's units are 1024-based)
+            r["mb_s"] = to_mib(m.group(4), m.group(5))
+    # The protocol really spoken: h2load falls back to HTTP/1.1 when a
+    # server refuses h2 (or ALPN picks http/1.1).
+    want = "http/1.1" if " --h1 " in cmd else ("h2" if "https://" in cmd else "h2c")
+    m = re.search(r"^Application protocol: (\S+)", text, re.M)
+    if m:
+        r["protocol"] = m.group(1)
+        if m.group(1) != want:
+            r["errors"].append("protocol %s, not %s" % (m.group(1), want))
     m = re.search(r"^requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
                   r"(\d+) failed, (\d+) errored, (\d+) timeout", text, re.M)
     if m:
@@ -107,6 +146,30 @@ def parse_h2load(text):
     return r
 
 
+def parse_curl(text):
+    """A timed upload (bench/lib.sh upload_run): seconds, and errors when the
+    status is not 200, the protocol is not the expected one or the answer
+    is not the byte count sent."""
+    r = {"tool": "curl", "errors": []}
+    f = dict(re.findall(r"^([a-z_]+): ?(.*)$", text, re.M))
+    expected = int(f.get("expected_bytes", "0") or 0)
+    r["bytes"] = expected
+    if f.get("http_code") != "200":
+        r["errors"].append("status %s" % (f.get("http_code") or "none"))
+    if f.get("http_version") != f.get("expected_version"):
+        r["errors"].append("HTTP/%s, not HTTP/%s" % (f.get("http_version") or "?",
+                                                       f.get("expected_version")))
+    if f.get("response", "").strip() != str(expected):
+        r["errors"].append("answered %r, not %d" % (f.get("response", "")[:24], expected))
+    if f.get("size_upload") and f["size_upload"] != str(expected):
+        r["errors"].append("sent %s bytes" % f["size_upload"])
+    if "time_total" in f and not r["errors"]:
+        r["seconds"] = float(f["time_total"])
+        if r["seconds"] > 0:
+            r["mb_s"] = expected / 1e6 / r["seconds"]
+    return r
+
+
 def load(resdir):
     """One result per (workload, server): the median of the rounds
     (files W1c-nginx.r1.txt, W1c-nginx.r2.txt, ...; a plain W1c-nginx.txt
@@ -119,11 +182,17 @@ def load(resdir):
         wl, server, _ = m.groups()
         with open(os.path.join(resdir, name), errors="replace") as f:
             text = ANSI.sub("", f.read())
-        r = parse_h2load(text) if "h2load" in text.splitlines()[0] else parse_wrk(text)
+        first = text.splitlines()[0] if text else ""
+        if "h2load" in first:
+            r = parse_h2load(text)
+        elif "curl" in first:
+            r = parse_curl(text)
+        else:
+            r = parse_wrk(text)
         m = re.search(r"^# exit: (\d+)", text, re.M)
         if m and m.group(1) != "0":
             r["errors"].append("exit %s" % m.group(1))
-        if "req_s" not in r:
+        if "req_s" not in r and "seconds" not in r and not r["errors"]:
             r["errors"].append("no result parsed")
         rounds.setdefault(wl, {}).setdefault(server, []).append(r)
     results = {}
@@ -131,16 +200,56 @@ def load(resdir):
         for server, rs in servers.items():
             merged = {"errors": [e for r in rs for e in r["errors"]], "rounds": len(rs)}
             for key in set(k for r in rs for k in r if k != "errors"):
-                values = sorted(r[key] for r in rs if isinstance(r.get(key), (int, float)))
-                if values:
-                    merged[key] = values[len(values) // 2] if len(values) % 2 else \
-                        (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+                v = median([r.get(key) for r in rs])
+                if v is not None:
+                    merged[key] = v
             results.setdefault(wl, {})[server] = merged
     return results
 
 
 def fmt(v, spec, none="-"):
     return none if v is None else format(v, spec)
+
+
+def h2_checks(p, s, res, x_nginx, x_cowboy):
+    """Issue 3 (HTTP/2): W5 answers, W5b/W5a <= 1.5, and BENCH.md's HTTP/2
+    goals for information."""
+    lines = []
+    out, p = p, lines.append
+    w5a, w5b, w5c = (res[w] for w in ("W5a", "W5b", "W5c"))
+    for wl, r in (("W5a", w5a), ("W5b", w5b), ("W5c", w5c)):
+        if r and r["errors"]:
+            p("  [FAIL] %s upload: %s" % (wl, "; ".join(r["errors"])))
+    ta = w5a.get("seconds") if w5a else None
+    tb = w5b.get("seconds") if w5b else None
+    tc = w5c.get("seconds") if w5c else None
+    if w5b:
+        ok = None if (ta is None or tb is None) else tb <= ACC_W5B_OVER_W5A * ta
+        p("  [%s] %-38s %s" % ("n/a " if ok is None else ("PASS" if ok else "FAIL"),
+                               "W5b h2c time <= 1.5 x W5a h1 time",
+                               "-" if ok is None else "W5b/W5a = %.2f (%.3f s / %.3f s)"
+                               % (tb / ta, tb, ta)))
+        if ok is not None:
+            p("  => %s" % ("PASS" if ok else "FAIL"))
+    if tc is not None and ta:
+        p("  W5c (h2/TLS) %.3f s = %.2f x W5a" % (tc, tc / ta))
+    goals = []
+    for wl, goal in (("W2a", GOAL_W2A_X_COWBOY), ("W4a", GOAL_W4_X_COWBOY),
+                     ("W4b", GOAL_W4_X_COWBOY), ("W5a", GOAL_W5_X_COWBOY),
+                     ("W5b", GOAL_W5_X_COWBOY)):
+        xc = x_cowboy(wl, res[wl]) if res[wl] else None
+        if xc is not None:
+            goals.append("%s %.2fx/%.1fx %s" % (wl, xc, goal, "met" if xc >= goal else "not met"))
+    if goals:
+        p("  BENCH.md goals (x Cowboy 2.13 scaled): " + ", ".join(goals))
+    xn = x_nginx("W2a", res["W2a"]) if res["W2a"] else None
+    if xn is not None:
+        p("  W2a %.2fx nginx (BENCH.md goal >= 0.60x)" % xn)
+    if lines:
+        out("HTTP/2 and uploads, %s:" % SERVER_LABEL.get(s, s))
+        for line in lines:
+            out(line)
+        out("")
 
 
 def main():
@@ -151,26 +260,49 @@ def main():
 
     ngx_w1c = results.get("W1c", {}).get("nginx", {}).get("req_s")
     scale = ngx_w1c / NGINX_REF_W1C if ngx_w1c else None
+    ngx_w2a = results.get("W2a", {}).get("nginx", {}).get("req_s")
+    scale_h2 = ngx_w2a / NGINX_REF_W2A if ngx_w2a else None
+    fallbacks = set()
+
+    def scale_for(wl):
+        own, other = (scale_h2, scale) if wl in H2_WORKLOADS else (scale, scale_h2)
+        if own is None and other is not None:
+            fallbacks.add(wl)
+        return own if own is not None else other
 
     def cowboy_scaled(wl):
-        return COWBOY[wl][0] * scale if (scale and wl in COWBOY) else None
+        sc = scale_for(wl)
+        if not sc or wl not in COWBOY:
+            return None
+        value, unit = COWBOY[wl]
+        # a faster machine (bigger nginx figure) means a shorter time
+        return value / sc if unit == "s" else value * sc
 
     def x_cowboy(wl, r):
+        if wl not in COWBOY or not r:
+            return None
+        unit = COWBOY[wl][1]
+        if unit == "s" and r.get("bytes") != W5_BYTES:
+            return None  # Cowboy's figure is for 1 GiB
         cb = cowboy_scaled(wl)
         if cb is None:
             return None
-        v = r.get("req_s") if COWBOY[wl][1] == "req/s" else r.get("mb_s")
-        return v / cb if v is not None else None
+        if unit == "s":
+            v = r.get("seconds")
+            return cb / v if v else None
+        v = r.get("req_s") if unit == "req/s" else r.get("mb_s")
+        return v / cb if v else None
 
     def x_nginx(wl, r):
         ref = results.get(wl, {}).get("nginx", {}).get("req_s")
         v = r.get("req_s")
-        return v / ref if (ref and v is not None) else None
+        return v / ref if (ref and v) else None
 
     out = []
     p = out.append
-    hdr = ("%-5s %-17s %11s %9s %9s %8s %9s  %s"
-           % ("work", "server/mode", "req/s", "MB/s", "p99 ms", "x nginx", "x Cowboy*", "errors"))
+    hdr = ("%-5s %-17s %11s %9s %9s %8s %8s %9s  %s"
+           % ("work", "server/mode", "req/s", "MB/s", "p99 ms", "seconds", "x nginx",
+              "x Cowboy*", "errors"))
     p(hdr)
     p("-" * len(hdr))
     rows = []
@@ -182,17 +314,28 @@ def main():
             xn = x_nginx(wl, r) if s != "nginx" else None
             xc = x_cowboy(wl, r) if s != "nginx" else None
             rows.append({"workload": wl, "server": s, **r, "x_nginx": xn, "x_cowboy_scaled": xc})
-            p("%-5s %-17s %11s %9s %9s %8s %9s  %s" % (
+            p("%-5s %-17s %11s %9s %9s %8s %8s %9s  %s" % (
                 wl, SERVER_LABEL.get(s, s), fmt(r.get("req_s"), ".0f"),
                 fmt(r.get("mb_s"), ".1f"), fmt(r.get("p99_ms"), ".3f"),
-                fmt(xn, ".2f"), fmt(xc, ".2f"), "; ".join(r["errors"]) or "-"))
+                fmt(r.get("seconds"), ".3f"), fmt(xn, ".2f"), fmt(xc, ".2f"),
+                "; ".join(r["errors"]) or "-"))
     p("")
     rounds = max((r.get("rounds", 1) for servers in results.values() for r in servers.values()), default=1)
     p("Figures are medians of %d round(s) of the whole sequence (BENCH_ROUNDS)." % rounds)
-    p("MB/s: W1* = wrk Transfer/sec (responses, MiB/s); W3* = h2load req/s x 1.048576"
-      " (1 MiB request bodies, in MB/s). p99 from wrk --latency (h2load gives none).")
-    p("* x Cowboy = ratio to Cowboy 2.13's BENCH.md figure scaled by nginx W1c in this run"
-      " (req/s for W1, MB/s for W3).")
+    p("MB/s: W1* = wrk Transfer/sec, W2* = h2load's received bytes/s (responses, MiB/s);"
+      " W3*, W4* = h2load req/s x 1.048576 (1 MiB request bodies, in MB/s);"
+      " W5* = bytes uploaded / seconds (MB/s). p99 from wrk --latency (h2load gives none).")
+    p("seconds: W5* wall time of the whole curl upload (curl time_total).")
+    p("* x Cowboy = Cowboy 2.13's BENCH.md figure scaled by nginx in this run, compared on"
+      " req/s (W1, W2), MB/s (W3, W4) or seconds (W5: Cowboy time / Mustang time);"
+      " >1 = faster than Cowboy. Scale: nginx W1c / 176.7k for HTTP/1.1, nginx W2a /"
+      " 147.9k for HTTP/2 (W2, W4, W5b).")
+    if any(results.get(w, {}).get("nginx") for w in ("W4a", "W4b")):
+        p("  nginx W4: POST /read_body reads the whole body (mirror_request_body, see"
+          " bench/nginx.conf) and answers 200 \"ok\".")
+    if fallbacks:
+        p("  NOTE: %s scaled by the other protocol's nginx figure (the preferred one was"
+          " not run)." % ", ".join(sorted(fallbacks)))
     p("")
 
     if scale is None:
@@ -202,10 +345,18 @@ def main():
           % (ngx_w1c, ngx_w1c, scale))
         p("  W1c target          = 0.45 x nginx W1c      = %.0f req/s" % (ACC_W1C_X_NGINX * ngx_w1c))
         p("  Cowboy 2.13 scaled: W1a %.0f req/s (p99 %.2f ms, unscaled), W1b %.0f req/s,"
-          " W1c %.0f req/s (p99 %.1f ms), W3a %.0f MB/s, W3b %.0f MB/s"
+          " W1c %.0f req/s (p99 %.1f ms), W3a %.0f MB/s, W3b %.0f MB/s, W5a %.2f s"
           % (cowboy_scaled("W1a"), COWBOY_W1A_P99_MS, cowboy_scaled("W1b"),
              cowboy_scaled("W1c"), COWBOY_W1C_P99_MS, cowboy_scaled("W3a"),
-             cowboy_scaled("W3b")))
+             cowboy_scaled("W3b"), cowboy_scaled("W5a")))
+    if scale_h2 is not None:
+        p("Derived HTTP/2 targets (nginx W2a this run = %.0f req/s; scale = %.0f / 147.9k = %.3f):"
+          % (ngx_w2a, ngx_w2a, scale_h2))
+        p("  Cowboy 2.13 scaled: W2a %.0f req/s (goal 1.5x = %.0f), W2b %.0f req/s,"
+          " W4a %.0f MB/s, W4b %.0f MB/s, W5b %.2f s"
+          % (cowboy_scaled("W2a"), GOAL_W2A_X_COWBOY * cowboy_scaled("W2a"),
+             cowboy_scaled("W2b"), cowboy_scaled("W4a"), cowboy_scaled("W4b"),
+             cowboy_scaled("W5b")))
     p("")
 
     verdicts = {}
@@ -213,6 +364,10 @@ def main():
         if s == "nginx":
             continue
         res = {w: results.get(w, {}).get(s) for w in WORKLOADS}
+        if any(res[w] for w in ("W2a", "W2b", "W4a", "W4b", "W5a", "W5b", "W5c")):
+            h2_checks(p, s, res, x_nginx, x_cowboy)
+        if not any(res[w] for w in ("W1a", "W1b", "W1c", "W3a", "W3b")):
+            continue
         p("Acceptance, %s:" % SERVER_LABEL.get(s, s))
         checks = []
 
@@ -259,7 +414,8 @@ def main():
         p("")
 
     with open(os.path.join(resdir, "results.json"), "w") as f:
-        json.dump({"nginx_w1c": ngx_w1c, "scale": scale, "rows": rows,
+        json.dump({"nginx_w1c": ngx_w1c, "scale": scale, "nginx_w2a": ngx_w2a,
+                   "scale_h2": scale_h2, "rows": rows,
                    "acceptance": verdicts}, f, indent=1)
     print("\n".join(out))
 

@@ -4,8 +4,10 @@
 #   make bench            # or: bench/run.sh
 #
 # Runs, one at a time, on 127.0.0.1 only:
-#   nginx (reference, same run):        W1a W1b W1c
-#   Mustang demo, rp=false then true:   W1a W1b W1c W3a W3b
+#   nginx (reference, same run):        W1a W1b W1c, W2a W2b W4a W4b (h2c port)
+#   Mustang demo, rp=false:             W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c
+#   Mustang demo, rp=true:              W1a W1b W1c W3a W3b W5a (HTTP/1.1 only)
+#   W5lin (not in the default set):     bench/h2_linear.sh, upload time vs size
 # and prints a table with ratios to nginx and to Cowboy 2.13 scaled by nginx.
 # Raw outputs, logs and the table go to _bench/results-<timestamp>/.
 #
@@ -13,7 +15,12 @@
 #   BENCH_DURATION=10s        wrk duration per W1 run
 #   BENCH_WARMUP=2s           untimed wrk warm-up after each server start (0: none)
 #   BENCH_W3_REQUESTS=2000    h2load -n for W3a/W3b
-#   BENCH_WORKLOADS="W1a W1b W1c W3a W3b"   subset to run
+#   BENCH_W2A_REQUESTS=200000 BENCH_W2B_REQUESTS=20000 BENCH_W4_REQUESTS=2000
+#                             h2load -n for W2a, W2b, W4a/W4b
+#   BENCH_W5_BYTES=1073741824 upload size of W5a/b/c (_bench/1gb.bin; other
+#                             sizes use _bench/w5-<bytes>.bin)
+#   BENCH_WORKLOADS="W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c"  subset
+#                             to run; add W5lin for bench/h2_linear.sh
 #   BENCH_ROUNDS=3                          rounds of the whole sequence; the
 #                                           report shows the median of each figure
 #   BENCH_MODES="false true"  MUSTANG_REQUEST_PROCESS values to run the demo with
@@ -21,7 +28,7 @@
 #   BENCH_DEMO_CMD=scripts/run_demo.sh       command that runs the demo in the
 #                             foreground (to test this harness with a stand-in)
 #   BENCH_STRICT=1            exit 1 when an acceptance check FAILs
-#   BENCH_NGINX_PORT=18080 BENCH_PORT=18081 BENCH_TLS_PORT=18443
+#   BENCH_NGINX_PORT=18080 BENCH_NGINX_H2_PORT=18082 BENCH_PORT=18081 BENCH_TLS_PORT=18443
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,12 +36,17 @@ cd "$ROOT"
 
 HOST=127.0.0.1            # never anything else: loopback only
 NGINX_PORT=${BENCH_NGINX_PORT:-18080}
+NGINX_H2_PORT=${BENCH_NGINX_H2_PORT:-18082}
 DEMO_PORT=${BENCH_PORT:-18081}
 DEMO_TLS_PORT=${BENCH_TLS_PORT:-18443}
 DUR=${BENCH_DURATION:-10s}
 WARMUP=${BENCH_WARMUP:-2s}
 W3_N=${BENCH_W3_REQUESTS:-2000}
-WORKLOADS=" ${BENCH_WORKLOADS:-W1a W1b W1c W3a W3b} "
+W2A_N=${BENCH_W2A_REQUESTS:-200000}
+W2B_N=${BENCH_W2B_REQUESTS:-20000}
+W4_N=${BENCH_W4_REQUESTS:-2000}
+W5_BYTES=${BENCH_W5_BYTES:-1073741824}
+WORKLOADS=" ${BENCH_WORKLOADS:-W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c} "
 MODES=${BENCH_MODES:-false true}
 DEMO_CMD=${BENCH_DEMO_CMD:-$ROOT/scripts/run_demo.sh}
 START_TIMEOUT=30
@@ -42,10 +54,21 @@ START_TIMEOUT=30
 WORK="$ROOT/_bench"
 NGX="$WORK/nginx"
 BODY="$WORK/1mb.bin"
+if [[ "$W5_BYTES" == 1073741824 ]]; then W5_FILE="$WORK/1gb.bin"; else W5_FILE="$WORK/w5-$W5_BYTES.bin"; fi
 
-say() { echo "bench: $*"; }
-die() { echo "bench: ERROR: $*" >&2; exit 1; }
+TAG=bench
+TOOL_PID=""
+source "$ROOT/bench/lib.sh"
 want() { [[ "$WORKLOADS" == *" $1 "* ]]; }
+want_any() { local w; for w in "$@"; do want "$w" && return 0; done; return 1; }
+
+for w in $WORKLOADS; do
+  case $w in
+    W1a | W1b | W1c | W2a | W2b | W3a | W3b | W4a | W4b | W5a | W5b | W5c | W5lin) ;;
+    *) die "BENCH_WORKLOADS: unknown workload '$w'" ;;
+  esac
+done
+[[ "$W5_BYTES" =~ ^[0-9]+$ ]] || die "BENCH_W5_BYTES: expected a byte count, got '$W5_BYTES'"
 
 mkdir -p "$WORK"
 # Never two benchmarks at once on this machine.
@@ -66,35 +89,14 @@ TS=$(date +%Y%m%d-%H%M%S)
 RES="$WORK/results-$TS"
 mkdir -p "$RES"
 
-if [[ ! -f "$BODY" || $(stat -c %s "$BODY") -ne 1048576 ]]; then
-  head -c 1048576 /dev/urandom >"$BODY.tmp" && mv "$BODY.tmp" "$BODY"
-  say "generated $BODY (1 MiB random)"
-fi
+make_file "$BODY" 1048576
+# W5: 1 GiB of disk under _bench/ (kept out of git by .gitignore), made once.
+want_any W5a W5b W5c && make_file "$W5_FILE" "$W5_BYTES"
 
 # --- process handling ---------------------------------------------------------
 NGINX_PID=""
 DEMO_PID=""
-TOOL_PID=""
 FAILED_RUNS=0
-
-port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-
-stop_pid() { # pid name
-  local pid=$1 i
-  [[ -n "$pid" ]] || return 0
-  kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    say "$2 (pid $pid) ignored SIGTERM for 10 s: SIGKILL"
-    pkill -KILL -P "$pid" 2>/dev/null || true
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
 
 cleanup() {
   local rc=$?
@@ -108,28 +110,14 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-wait_http() { # url pid name logfile
-  local url=$1 pid=$2 name=$3 logf=$4 deadline=$((SECONDS + START_TIMEOUT))
-  while ! curl -sf -o /dev/null --max-time 1 "$url"; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "bench: ERROR: $name exited before answering $url; end of $logf:" >&2
-      tail -n 30 "$logf" >&2 || true
-      return 1
-    fi
-    if ((SECONDS >= deadline)); then
-      echo "bench: ERROR: $name did not answer $url within ${START_TIMEOUT}s; end of $logf:" >&2
-      tail -n 30 "$logf" >&2 || true
-      return 1
-    fi
-    sleep 0.2
-  done
-}
-
 start_nginx() {
-  port_open "$NGINX_PORT" && die "port $NGINX_PORT already in use (stale nginx or a test server? port: BENCH_NGINX_PORT)"
+  local p
+  for p in "$NGINX_PORT" "$NGINX_H2_PORT"; do
+    port_open "$p" && die "port $p already in use (stale nginx or a test server? ports: BENCH_NGINX_PORT, BENCH_NGINX_H2_PORT)"
+  done
   rm -rf "$NGX"
   mkdir -p "$NGX/logs" "$NGX/tmp"
-  sed -e "s|@DIR@|$NGX|g" -e "s|@PORT@|$NGINX_PORT|g" bench/nginx.conf >"$NGX/nginx.conf"
+  sed -e "s|@DIR@|$NGX|g" -e "s|@PORT@|$NGINX_PORT|g" -e "s|@H2PORT@|$NGINX_H2_PORT|g" bench/nginx.conf >"$NGX/nginx.conf"
   nginx -t -q -p "$NGX/" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" \
     || die "nginx config test failed"
   nginx -p "$NGX/" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" \
@@ -137,7 +125,7 @@ start_nginx() {
   NGINX_PID=$!
   wait_http "http://$HOST:$NGINX_PORT/" "$NGINX_PID" nginx "$NGX/logs/error.log" \
     || die "nginx did not start"
-  say "nginx up on $HOST:$NGINX_PORT (pid $NGINX_PID)"
+  say "nginx up on $HOST:$NGINX_PORT, h2c on $HOST:$NGINX_H2_PORT (pid $NGINX_PID)"
 }
 
 start_demo() { # request_process(true|false)
@@ -162,18 +150,6 @@ stop_demo() {
 
 # run_tool <file> <timeout seconds> <cmd...>: raw output with a header line
 # (the command) and a trailer (its exit status).
-# Load tools run in the background + wait, so that a SIGTERM/SIGINT to this
-# script is handled at once (bash defers traps until a foreground child ends).
-run_bg() { # <out> <limit> <cmd...>; returns the command's exit status
-  local out=$1 limit=$2 rc=0
-  shift 2
-  timeout -k 5 "$limit" "$@" </dev/null >>"$out" 2>&1 &
-  TOOL_PID=$!
-  wait "$TOOL_PID" || rc=$?
-  TOOL_PID=""
-  return "$rc"
-}
-
 run_tool() {
   local out=$1 limit=$2 rc=0
   shift 2
@@ -206,13 +182,45 @@ wrk_run() { # id server port threads conns
   sleep 1
 }
 
-h2load_run() { # id server conns
-  local id=$1 server=$2 c=$3
+h2load_run() { # id server port: W2a W2b (h2c hello), W3a W3b (h1 bodies), W4a W4b (h2c bodies)
+  local id=$1 server=$2 port=$3 args
   want "$id" || return 0
-  say "$id $server: h2load --h1 -c$c -m1 -n $W3_N -d 1mb.bin /read_body (round $ROUND)"
-  run_tool "$RES/$id-$server.r$ROUND.txt" 300 \
-    h2load --h1 "-c$c" -m1 -n "$W3_N" -d "$BODY" "http://$HOST:$DEMO_PORT/read_body"
-  grep -E '^(finished in|requests:|status codes:)' "$RES/$id-$server.r$ROUND.txt" | sed 's/^/    /' || true
+  case $id in
+    W2a) args=(-c10 -m10 -n "$W2A_N" "http://$HOST:$port/") ;;
+    W2b) args=(-c1 -m1 -n "$W2B_N" "http://$HOST:$port/") ;;
+    W3a) args=(--h1 -c1 -m1 -n "$W3_N" -d "$BODY" "http://$HOST:$port/read_body") ;;
+    W3b) args=(--h1 -c10 -m1 -n "$W3_N" -d "$BODY" "http://$HOST:$port/read_body") ;;
+    W4a) args=(-c1 -m1 -n "$W4_N" -d "$BODY" "http://$HOST:$port/read_body") ;;
+    W4b) args=(-c10 -m1 -n "$W4_N" -d "$BODY" "http://$HOST:$port/read_body") ;;
+  esac
+  say "$id $server: h2load ${args[*]/#$WORK\//} (round $ROUND)"
+  run_tool "$RES/$id-$server.r$ROUND.txt" 300 h2load "${args[@]}"
+  grep -E '^(finished in|requests:|status codes:|Application protocol:)' "$RES/$id-$server.r$ROUND.txt" | sed 's/^/    /' || true
+  sleep 1
+}
+
+# W5a (HTTP/1.1), W5b (h2c prior knowledge), W5c (h2 over TLS, ALPN): one
+# timed upload of $W5_FILE to the demo's /read_body.
+upload_w5() { # id server
+  local id=$1 server=$2 out="$RES/$1-$2.r$ROUND.txt" rc=0 args version
+  want "$id" || return 0
+  case $id in
+    W5a) version=1.1; args=(-H 'Expect:' -X POST -T "$W5_FILE" "http://$HOST:$DEMO_PORT/read_body") ;;
+    W5b) version=2; args=(--http2-prior-knowledge -X POST -T "$W5_FILE" "http://$HOST:$DEMO_PORT/read_body") ;;
+    W5c) version=2; args=(-k --http2 -X POST -T "$W5_FILE" "https://$HOST:$DEMO_TLS_PORT/read_body") ;;
+  esac
+  say "$id $server: curl ${args[*]/#$WORK\//} (round $ROUND)"
+  upload_run "$out" 600 "$W5_BYTES" "$version" "${args[@]}" || rc=$?
+  if ((rc != 0)); then
+    FAILED_RUNS=$((FAILED_RUNS + 1))
+    say "  $id-$server: curl failed (exit $rc), see $out"
+  elif ! grep -qx "response: $W5_BYTES" "$out" || ! grep -qx 'http_code: 200' "$out" \
+    || ! grep -qx "http_version: $version" "$out"; then
+    # a wrong answer is a failure, not a figure
+    FAILED_RUNS=$((FAILED_RUNS + 1))
+    say "  $id-$server: wrong answer (expected 200, HTTP/$version, body $W5_BYTES), see $out"
+  fi
+  grep -E '^(time_total|http_code|response):' "$out" | tr '\n' ' ' | sed 's/^/    /; s/ $/\n/' || true
   sleep 1
 }
 
@@ -239,11 +247,13 @@ demo_alive() { # reports a dead demo once per start
   echo "cores: $(nproc)"
   echo "loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "BENCH_DURATION=$DUR BENCH_WARMUP=$WARMUP BENCH_W3_REQUESTS=$W3_N BENCH_ROUNDS=${BENCH_ROUNDS:-3}"
+  echo "BENCH_W2A_REQUESTS=$W2A_N BENCH_W2B_REQUESTS=$W2B_N BENCH_W4_REQUESTS=$W4_N BENCH_W5_BYTES=$W5_BYTES"
   echo "workloads:$WORKLOADS modes(MUSTANG_REQUEST_PROCESS): $MODES"
   echo "otp: $(erl -noshell -eval 'io:put_chars(erlang:system_info(otp_release)), halt().' 2>/dev/null || echo '?')"
   echo "nginx: $(nginx -v 2>&1)"
   echo "wrk: $(wrk -v 2>&1 | head -n1)"
   echo "h2load: $(h2load --version 2>&1 | head -n1)"
+  echo "curl: $(curl --version 2>&1 | head -n1)"
   echo "demo command: $DEMO_CMD"
 } >"$RES/meta.txt"
 say "results in $RES"
@@ -251,12 +261,16 @@ say "results in $RES"
 ROUNDS=${BENCH_ROUNDS:-3}
 for ROUND in $(seq 1 "$ROUNDS"); do
 # --- nginx reference ------------------------------------------------------------
-if want W1a || want W1b || want W1c; then
+if want_any W1a W1b W1c W2a W2b W4a W4b; then
   start_nginx
   warmup "$NGINX_PORT"
   wrk_run W1a nginx "$NGINX_PORT" 1 1
   wrk_run W1b nginx "$NGINX_PORT" 2 10
   wrk_run W1c nginx "$NGINX_PORT" 2 100
+  h2load_run W2a nginx "$NGINX_H2_PORT"
+  h2load_run W2b nginx "$NGINX_H2_PORT"
+  h2load_run W4a nginx "$NGINX_H2_PORT"
+  h2load_run W4b nginx "$NGINX_H2_PORT"
   stop_pid "$NGINX_PID" nginx   # keep the machine quiet for Mustang
   NGINX_PID=""
 fi
@@ -276,16 +290,40 @@ for rp in $MODES; do
     demo_alive "$rp" || break
     wrk_run "$1" "$server" "$DEMO_PORT" "$2" "$3"
   done
-  demo_alive "$rp" && h2load_run W3a "$server" 1
-  demo_alive "$rp" && h2load_run W3b "$server" 10
-  demo_alive "$rp" || true   # also catches a death during W3b
+  # HTTP/2 streams always run in their own process: the h2 workloads run
+  # in the default mode (rp=false) only.
+  if [[ $rp == false ]]; then
+    for id in W2a W2b; do demo_alive "$rp" && h2load_run "$id" "$server" "$DEMO_PORT"; done
+  fi
+  for id in W3a W3b; do demo_alive "$rp" && h2load_run "$id" "$server" "$DEMO_PORT"; done
+  if [[ $rp == false ]]; then
+    for id in W4a W4b; do demo_alive "$rp" && h2load_run "$id" "$server" "$DEMO_PORT"; done
+  fi
+  demo_alive "$rp" && upload_w5 W5a "$server"
+  if [[ $rp == false ]]; then
+    for id in W5b W5c; do demo_alive "$rp" && upload_w5 "$id" "$server"; done
+  fi
+  demo_alive "$rp" || true   # also catches a death during the last run
   stop_demo
 done
 done
 
+# --- W5lin: upload time against body size (its own demo starts) ----------------------
+if want W5lin; then
+  BENCH_LOCK_HELD=1 BENCH_LIN_OUT="$RES/lin" BENCH_PORT=$DEMO_PORT BENCH_TLS_PORT=$DEMO_TLS_PORT \
+    BENCH_DEMO_CMD=$DEMO_CMD "$ROOT/bench/h2_linear.sh" || {
+    FAILED_RUNS=$((FAILED_RUNS + 1))
+    say "W5lin: bench/h2_linear.sh failed, see $RES/lin"
+  }
+fi
+
 # --- report -------------------------------------------------------------------------
 echo
 "$PY" "$ROOT/bench/report.py" "$RES" | tee "$RES/table.txt"
+if [[ -f "$RES/lin/table.txt" ]]; then
+  echo | tee -a "$RES/table.txt"
+  tee -a "$RES/table.txt" <"$RES/lin/table.txt"
+fi
 echo "bench: raw outputs, logs and table.txt in $RES"
 
 if ((FAILED_RUNS)); then

@@ -13,7 +13,9 @@
 %% (true|false), MUSTANG_MAX_KEEPALIVE (integer or infinity; default infinity),
 %% TLS_CERTFILE and TLS_KEYFILE (a self-signed certificate is generated
 %% at start when they are not set). For benchmarks: MUSTANG_ACTIVE_N,
-%% MUSTANG_DYNAMIC_BUFFER ("false" or "Min,Max"), MUSTANG_HIBERNATE (true|false).
+%% MUSTANG_DYNAMIC_BUFFER ("false" or "Min,Max"), MUSTANG_HIBERNATE (true|false),
+%% MUSTANG_SOCKET_BUFFER (bytes: the listeners' socket_opts get {buffer, N},
+%% which bounds each socket read to N bytes and turns the dynamic buffer off).
 -module(mustang_demo).
 
 -export([start/0]).
@@ -29,7 +31,8 @@ start() ->
 		tls_port => env_int("TLS_PORT", 8443),
 		request_process => os:getenv("MUSTANG_REQUEST_PROCESS") =:= "true",
 		max_keepalive => env_int("MUSTANG_MAX_KEEPALIVE", infinity),
-		tuning => tuning_from_env()
+		tuning => tuning_from_env(),
+		socket_opts => socket_opts_from_env()
 	}),
 	ok.
 
@@ -37,9 +40,10 @@ start() ->
 start(Config = #{port := Port, tls_port := TLSPort}) ->
 	{ok, _} = application:ensure_all_started(mustang),
 	ProtoOpts = protocol_opts(Config),
-	case mustang:start_clear(demo_http, #{port => Port}, ProtoOpts) of
+	SocketOpts = maps:get(socket_opts, Config, []),
+	case mustang:start_clear(demo_http, #{port => Port, socket_opts => SocketOpts}, ProtoOpts) of
 		{ok, Clear} ->
-			case mustang:start_tls(demo_https, #{port => TLSPort, socket_opts => tls_opts()},
+			case mustang:start_tls(demo_https, #{port => TLSPort, socket_opts => SocketOpts ++ tls_opts()},
 					ProtoOpts) of
 				{ok, TLS} ->
 					Mode = case maps:get(request_process, ProtoOpts) of
@@ -89,6 +93,14 @@ tuning_from_env() ->
 		{hibernate, "MUSTANG_HIBERNATE", fun list_to_atom/1}
 	],
 	maps:from_list([{Key, Parse(Value)} || {Key, Var, Parse} <- Opts, (Value = os:getenv(Var)) =/= false]).
+
+%% Listener socket options a benchmark may vary: MUSTANG_SOCKET_BUFFER=N
+%% bounds each socket read to N bytes (see bench/h2_linear.sh).
+socket_opts_from_env() ->
+	case os:getenv("MUSTANG_SOCKET_BUFFER") of
+		false -> [];
+		Value -> [{buffer, list_to_integer(Value)}]
+	end.
 
 -spec tls_opts() -> [any()].
 tls_opts() ->
