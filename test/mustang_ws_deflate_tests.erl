@@ -276,3 +276,18 @@ close_test() ->
 	?assertEqual(ok, mustang_ws_deflate:close(St)),
 	{_, St2} = mustang_ws_deflate:deflate(<<"x">>, St),
 	?assertEqual(ok, mustang_ws_deflate:close(St2)).
+
+%% RFC 7692 7.2.3.1 and 7.2.3.2: "Hello" compressed, then again with the
+%% window of the first message.
+rfc7692_examples_test() ->
+	Tx = session(<<"permessage-deflate">>, #{}),
+	{D1, Tx2} = mustang_ws_deflate:deflate(<<"Hello">>, Tx),
+	?assertEqual(<<16#f2, 16#48, 16#cd, 16#c9, 16#c9, 16#07, 16#00>>, iolist_to_binary(D1)),
+	{D2, _} = mustang_ws_deflate:deflate(<<"Hello">>, Tx2),
+	?assertEqual(<<16#f2, 16#00, 16#11, 16#00, 16#00>>, iolist_to_binary(D2)),
+	Rx = session(<<"permessage-deflate">>, #{}),
+	{ok, O1, Rx2} = mustang_ws_deflate:inflate(<<16#f2, 16#48, 16#cd, 16#c9, 16#c9, 16#07, 16#00>>,
+		fin, Rx, 5),
+	?assertEqual(<<"Hello">>, iolist_to_binary(O1)),
+	{ok, O2, _} = mustang_ws_deflate:inflate(<<16#f2, 16#00, 16#11, 16#00, 16#00>>, fin, Rx2, 5),
+	?assertEqual(<<"Hello">>, iolist_to_binary(O2)).
