@@ -23,8 +23,8 @@ APT_PKGS=(
   curl wrk nginx-light nghttp2-client openssl chromium
 )
 # pip requirement -> module that must import for it to count as present
-PY_REQS=("httpx[http2]" h2 hpack)
-PY_IMPORTS="import httpx, h2, hpack, h2.connection"
+PY_REQS=("httpx[http2]" h2 hpack wsproto websockets)
+PY_IMPORTS="import httpx, h2, hpack, h2.connection, wsproto, websockets"
 
 say() { echo "setup: $*"; }
 
