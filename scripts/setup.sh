@@ -23,8 +23,8 @@ APT_PKGS=(
   curl wrk nginx-light nghttp2-client openssl chromium
 )
 # pip requirement -> module that must import for it to count as present
-PY_REQS=("httpx[http2]" h2 hpack wsproto websockets)
-PY_IMPORTS="import httpx, h2, hpack, h2.connection, wsproto, websockets"
+PY_REQS=("httpx[http2]" h2 hpack wsproto websockets hypercorn)
+PY_IMPORTS="import httpx, h2, hpack, h2.connection, wsproto, websockets, hypercorn"
 
 say() { echo "setup: $*"; }
 
@@ -118,5 +118,23 @@ if [[ ! -x "$H2SPEC" ]]; then
     "$GO" install github.com/summerwind/h2spec/cmd/h2spec@latest
   [[ -x "$H2SPEC" ]] || { echo "setup: FAILED: go install h2spec made no $H2SPEC" >&2; exit 1; }
   say "installed h2spec into _tools/go/bin"
+fi
+
+# --- Node ws (Websocket reference server and client, test/websocket_SUITE) ---
+# npm installs into _tools/node/node_modules; node and npm come from apt
+# (nodejs, npm) when there are none on PATH.
+NODE_DIR="$TOOLS/node"
+if [[ ! -f "$NODE_DIR/node_modules/ws/package.json" ]]; then
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    run_logged "${SUDO[@]}" apt-get update -q
+    run_logged "${SUDO[@]}" apt-get install -y -q --no-install-recommends \
+      -o DPkg::Lock::Timeout=300 nodejs npm
+    say "installed apt packages nodejs npm"
+  fi
+  mkdir -p "$NODE_DIR"
+  [[ -f "$NODE_DIR/package.json" ]] || echo '{"private": true}' >"$NODE_DIR/package.json"
+  run_logged npm install --prefix "$NODE_DIR" --no-audit --no-fund --silent ws@8
+  [[ -f "$NODE_DIR/node_modules/ws/package.json" ]] || { echo "setup: FAILED: npm made no $NODE_DIR/node_modules/ws" >&2; exit 1; }
+  say "installed npm package ws into _tools/node"
 fi
 exit 0
