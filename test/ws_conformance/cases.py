@@ -694,6 +694,16 @@ add("10.2.3", "With server_no_context_takeover each server message inflates alon
     [Deflate(TEXT, LOREM + b"%d" % i) for i in range(10)],
     [("text", LOREM + b"%d" % i) for i in range(10)], path=D,
     offer=PMD + "; server_no_context_takeover")
+add("10.2.4", "An empty compressed message after a non-empty one (shared context) is echoed, "
+    "and the server compresses its empty echo after a non-empty one. (RFC7692 7.2.3.6)",
+    [Deflate(TEXT, LOREM), Deflate(TEXT, b""), Deflate(BINARY, b"x")],
+    [("text", LOREM), ("text", b""), ("binary", b"x")], path=D, offer=PMD)
+add("10.2.5", "An uncompressed empty message after a compressed one is echoed. (RFC7692 6.1)",
+    [Deflate(TEXT, LOREM), text(b""), binary(b"")],
+    [("text", LOREM), ("text", b""), ("binary", b"")], path=D, offer=PMD)
+add("10.2.6", "Two empty compressed messages in a row are echoed. (RFC7692 7.2.3.6)",
+    [Deflate(BINARY, b""), Deflate(BINARY, b""), Deflate(TEXT, b"end")],
+    [("binary", b""), ("binary", b""), ("text", b"end")], path=D, offer=PMD)
 for i, bits in enumerate([8, 9, 10, 12], 1):
     far = rand(200) + pattern(600) + rand(100)
     data = far + far + far
@@ -761,8 +771,9 @@ add("10.7.5", "A compressed text message of 1 MiB in 16 fragments is echoed. (RF
 add("11.1", "Upgrade token and Connection value in other cases: accepted. (RFC6455 4.2.1)",
     [text(b"hi")], [("text", b"hi")], h1_only=True,
     extra_headers=[("__upgrade", "WebSocket"), ("__connection", "keep-alive, UPGRADE")])
-add("11.2", "Bytes sent right after the request, before the 101, are the first frame. "
-    "(RFC6455 4.1)", [], [("text", b"early")], h1_only=True,
+add("11.2", "Bytes sent right after the request, in the same write, before the 101, are "
+    "read as the first frame (robustness: RFC6455 4.1 tells clients to wait for the 101, but "
+    "bytes the server has already read must not be lost).", [], [("text", b"early")], h1_only=True,
     extra_headers=[("__early", text(b"early").hex())])
 
 

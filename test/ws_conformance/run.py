@@ -299,6 +299,7 @@ class H2:
     def send(self, data):
         view = memoryview(data)
         deadline = time.monotonic() + 30
+        stalled_since = time.monotonic()
         while view:
             self.process()
             if self.eof and self.eof != "END_STREAM":
@@ -309,8 +310,15 @@ class H2:
             except Exception:
                 return False
             if window <= 0:
+                # A server that failed the connection stops reading, and so
+                # opening the window: after 2 s, give up the rest of the
+                # write and let the reader see what the server said.
+                if time.monotonic() > stalled_since + 2:
+                    self.send_stalled = len(view)
+                    return False
                 self.pump(deadline)
                 continue
+            stalled_since = time.monotonic()
             chunk = bytes(view[:window])
             try:
                 self.conn.send_data(self.sid, chunk)
@@ -715,10 +723,14 @@ def main():
     # Big cases first, so that they overlap with the small ones.
     order = sorted(selected, key=lambda c: -(c.timeout or 0))
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        futures = {c.id: pool.submit(run_case, c, opts) for c in order}
+        def timed(c):
+            t0 = time.monotonic()
+            ok, detail = run_case(c, opts)
+            return ok, detail, time.monotonic() - t0
+        futures = {c.id: pool.submit(timed, c) for c in order}
         for c in selected:
-            ok, detail = futures[c.id].result()
-            results[c.id] = (ok, detail)
+            ok, detail, secs = futures[c.id].result()
+            results[c.id] = (ok, detail, secs)
             if not ok:
                 print("FAIL %s: %s [%s]" % (c.id, detail, c.desc), flush=True)
             elif not opts.quiet:
@@ -734,7 +746,8 @@ def main():
                "by_section": {k: {"passed": v[0], "failed": v[1]} for k, v in by_section.items()}}
     if opts.json:
         with open(opts.json, "w") as f:
-            json.dump({"summary": summary, "results": {k: {"ok": v[0], "detail": v[1]}
+            json.dump({"summary": summary, "results": {k: {"ok": v[0], "detail": v[1],
+                                                           "seconds": round(v[2], 3)}
                                                        for k, v in results.items()}}, f, indent=1)
     print("SUMMARY " + json.dumps(summary), flush=True)
     return 0 if not failed else 1
