@@ -1,0 +1,295 @@
+%% Websocket end to end (RFC 6455, RFC 7692, RFC 8441), black box:
+%% - conformance: the 451 cases of test/ws_conformance (framing, pings,
+%%   reserved bits and opcodes, fragmentation, UTF-8, close codes, limits,
+%%   permessage-deflate), raw bytes written by test/ws_conformance/run.py,
+%%   over an HTTP/1.1 upgrade and over RFC 8441 extended CONNECT, each on a
+%%   clear and a TLS listener. The cases were validated against Node's ws
+%%   and hypercorn first (test/ws_conformance/README.md);
+%% - interop: the Python websockets client and Node's ws client, with and
+%%   without permessage-deflate; headless Chromium loading the chat page and
+%%   talking to /ws/chat over ws:// (HTTP/1.1) and wss:// on h2 (RFC 8441),
+%%   two tabs and a Python client seeing each other's messages.
+%%
+%% Every external tool is required: a missing one fails its test (run
+%% scripts/setup.sh). Python is $MUSTANG_PYTHON, then _tools/venv/bin/python;
+%% Node's ws package is in _tools/node/node_modules.
+-module(websocket_SUITE).
+-compile([export_all, nowarn_export_all]).
+
+-include_lib("common_test/include/ct.hrl").
+
+-import(mustang_test, [doc/1]).
+
+-define(CHAT_SCOPE, websocket_SUITE_chat).
+
+suite() ->
+	[{timetrap, {seconds, 300}}].
+
+all() ->
+	[{group, conformance}, {group, clients}, {group, browser}].
+
+groups() ->
+	[
+		{conformance, [parallel], [
+			conformance_http1,
+			conformance_http1_tls,
+			conformance_http2,
+			conformance_http2_tls
+		]},
+		{clients, [parallel], [
+			python_websockets,
+			python_websockets_deflate,
+			python_websockets_tls,
+			node_ws,
+			node_ws_deflate,
+			node_ws_tls_deflate
+		]},
+		%% One browser at a time: Chromium is heavy on a 2-core machine.
+		{browser, [], [
+			chromium_chat_http1,
+			chromium_chat_http2
+		]}
+	].
+
+init_per_suite(Config) ->
+	{ok, _} = application:ensure_all_started(mustang),
+	Python = python(),
+	case run(Python, ["-c", "import h2, websockets"], 30000) of
+		{0, _} -> ok;
+		{_, Out} -> ct:fail("~s cannot import h2/websockets (run scripts/setup.sh): ~s",
+			[Python, Out])
+	end,
+	{ok, ScopePid} = pg:start(?CHAT_SCOPE),
+	TLSOpts = mustang_demo:tls_opts(),
+	ProtoOpts = #{env => #{dispatch => mustang_router:compile(routes())},
+		enable_connect_protocol => true},
+	{ok, _} = mustang:start_clear({?MODULE, clear}, #{port => 0}, ProtoOpts),
+	{ok, _} = mustang:start_tls({?MODULE, tls}, #{port => 0, socket_opts => TLSOpts}, ProtoOpts),
+	[{python, Python}, {chat_scope, ScopePid},
+		{port, mustang:get_port({?MODULE, clear})},
+		{tls_port, mustang:get_port({?MODULE, tls})} | Config].
+
+end_per_suite(Config) ->
+	_ = mustang:stop_listener({?MODULE, clear}),
+	_ = mustang:stop_listener({?MODULE, tls}),
+	exit(?config(chat_scope, Config), shutdown),
+	ok.
+
+init_per_group(_, Config) ->
+	Config.
+
+end_per_group(_, _) ->
+	ok.
+
+%% The routes of test/ws_conformance/cases.py, and the chat.
+routes() ->
+	[{'_', [
+		{"/ws", ws_echo_h, #{}},
+		{"/ws/small", ws_echo_h, #{ws_opts => #{max_frame_size => 65536}}},
+		{"/ws/big", ws_echo_h, #{ws_opts => #{max_frame_size => 32 bsl 20}}},
+		{"/ws/deflate", ws_echo_h, #{ws_opts => #{compress => true}}},
+		{"/chat", mustang_demo_chat_page_h, []},
+		{"/ws/chat", ws_chat_h, #{scope => ?CHAT_SCOPE}}
+	]}].
+
+%% Conformance.
+
+conformance_http1(Config) ->
+	doc("The conformance cases over an HTTP/1.1 upgrade (RFC 6455 4) on a clear listener "
+		"all pass."),
+	conformance(Config, ?config(port, Config), ["--proto", "h1"]).
+
+conformance_http1_tls(Config) ->
+	doc("The conformance cases over an HTTP/1.1 upgrade on a TLS listener all pass."),
+	conformance(Config, ?config(tls_port, Config), ["--proto", "h1", "--tls"]).
+
+conformance_http2(Config) ->
+	doc("The conformance cases over HTTP/2 extended CONNECT (RFC 8441) on h2c (prior "
+		"knowledge) all pass."),
+	conformance(Config, ?config(port, Config), ["--proto", "h2"]).
+
+conformance_http2_tls(Config) ->
+	doc("The conformance cases over HTTP/2 extended CONNECT (RFC 8441) on TLS (ALPN h2) "
+		"all pass."),
+	conformance(Config, ?config(tls_port, Config), ["--proto", "h2", "--tls"]).
+
+%% Runs run.py; the CT comment says how many cases passed, a failure lists
+%% the failed cases with what was sent, expected and received.
+conformance(Config, Port, Args) ->
+	Script = filename:join([root(), "test", "ws_conformance", "run.py"]),
+	Report = filename:join(?config(priv_dir, Config), "report.json"),
+	{Status, Out} = run(?config(python, Config), [Script, "--port", integer_to_list(Port),
+		"--quiet", "-j", "6", "--json", Report | Args], 240000),
+	ct:log("~ts", [Out]),
+	Lines = binary:split(Out, <<"\n">>, [global, trim_all]),
+	Fails = [L || L = <<"FAIL ", _/bits>> <- Lines],
+	case [L || <<"SUMMARY ", L/bits>> <- Lines] of
+		[Summary] ->
+			Passed = summary_int(<<"passed">>, Summary),
+			Total = summary_int(<<"total">>, Summary),
+			Comment = io_lib:format("~b/~b cases passed", [Passed, Total]),
+			case {Status, Fails} of
+				{0, []} ->
+					ct:comment("~s", [Comment]);
+				_ ->
+					Ids = [hd(binary:split(Id, <<":">>)) || <<"FAIL ", Id/bits>> <- Fails],
+					ct:comment("~s; failed: ~s", [Comment, lists:join(" ", Ids)]),
+					ct:fail("~s; failed cases:~n~s", [Comment, lists:join("\n", Fails)])
+			end;
+		[] ->
+			ct:fail("run.py exited with ~p without a summary:~n~s", [Status, Out])
+	end.
+
+summary_int(Key, Summary) ->
+	{match, [N]} = re:run(Summary, <<"\"", Key/binary, "\": ([0-9]+)">>,
+		[{capture, all_but_first, binary}]),
+	binary_to_integer(N).
+
+%% Clients.
+
+python_websockets(Config) ->
+	doc("The Python websockets client exchanges text, binary, 1 MB messages and a ping "
+		"over ws://, without permessage-deflate. (RFC 6455)"),
+	py_client(Config, url(ws, Config, "/ws"), ["--no-deflate"]).
+
+python_websockets_deflate(Config) ->
+	doc("The Python websockets client with permessage-deflate negotiated: text, binary, "
+		"1 MB messages and a ping. (RFC 7692)"),
+	py_client(Config, url(ws, Config, "/ws/deflate"), ["--deflate"]).
+
+python_websockets_tls(Config) ->
+	doc("The Python websockets client over wss:// with permessage-deflate. (RFC 6455, 7692)"),
+	py_client(Config, url(wss, Config, "/ws/deflate"), ["--deflate"]).
+
+py_client(Config, Url, Args) ->
+	Script = filename:join(?config(data_dir, Config), "py_client.py"),
+	check_client_output(run(?config(python, Config), [Script, Url | Args], 60000)).
+
+node_ws(Config) ->
+	doc("Node's ws client exchanges text, binary, 1 MB messages and a ping over ws://, "
+		"without perMessageDeflate. (RFC 6455)"),
+	node_client(Config, url(ws, Config, "/ws"), ["--no-deflate"]).
+
+node_ws_deflate(Config) ->
+	doc("Node's ws client with perMessageDeflate negotiated. (RFC 7692)"),
+	node_client(Config, url(ws, Config, "/ws/deflate"), ["--deflate"]).
+
+node_ws_tls_deflate(Config) ->
+	doc("Node's ws client over wss:// with perMessageDeflate. (RFC 6455, 7692)"),
+	node_client(Config, url(wss, Config, "/ws/deflate"), ["--deflate"]).
+
+node_client(Config, Url, Args) ->
+	Node = tool("node", undefined, []),
+	NodePath = filename:join([root(), "_tools", "node", "node_modules"]),
+	case filelib:is_regular(filename:join([NodePath, "ws", "package.json"])) of
+		true -> ok;
+		false -> ct:fail("Node's ws package is not in ~s: run scripts/setup.sh", [NodePath])
+	end,
+	Script = filename:join(?config(data_dir, Config), "node_client.js"),
+	check_client_output(run(Node, [Script, Url | Args], 60000, [{"NODE_PATH", NodePath}])).
+
+%% The client scripts print one line per check ("ok ..." or "FAIL ...")
+%% and exit with 0 only when all passed.
+check_client_output({Status, Out}) ->
+	ct:log("~ts", [Out]),
+	Fails = [L || L = <<"FAIL", _/bits>> <- binary:split(Out, <<"\n">>, [global, trim_all])],
+	case {Status, Fails} of
+		{0, []} -> ok;
+		{_, []} -> ct:fail("client exited with ~p:~n~s", [Status, Out]);
+		_ -> ct:fail("client exited with ~p:~n~s", [Status, lists:join("\n", Fails)])
+	end.
+
+%% Browser.
+
+chromium_chat_http1(Config) ->
+	doc("Two headless Chromium tabs load /chat over HTTP/1.1 and chat over ws:// with a "
+		"Python client: each sees every message, and /ws/chat ran over HTTP/1.1."),
+	chromium_chat(Config, url(http, Config, "/chat"), url(ws, Config, "/ws/chat"),
+		"HTTP/1.1").
+
+chromium_chat_http2(Config) ->
+	doc("Two headless Chromium tabs load /chat over h2 (TLS) and chat over wss://, which "
+		"Chromium runs as RFC 8441 extended CONNECT on the page's HTTP/2 connection: each "
+		"sees every message, and /ws/chat ran over HTTP/2."),
+	chromium_chat(Config, url(https, Config, "/chat"), url(wss, Config, "/ws/chat"),
+		"HTTP/2").
+
+chromium_chat(Config, PageUrl, WsUrl, Version) ->
+	Chromium = tool("chromium", undefined, ["/usr/bin/chromium", "/usr/bin/chromium-browser"]),
+	Script = filename:join(?config(data_dir, Config), "chromium_chat.py"),
+	Profile = filename:join(?config(priv_dir, Config), "chromium-" ++ Version),
+	check_client_output(run(?config(python, Config), [Script, "--chromium", Chromium,
+		"--profile", Profile, "--page", PageUrl, "--ws", WsUrl, "--version", Version],
+		120000)).
+
+%% Tools.
+
+url(Scheme, Config, Path) ->
+	Port = case Scheme of
+		_ when Scheme =:= ws; Scheme =:= http -> ?config(port, Config);
+		_ -> ?config(tls_port, Config)
+	end,
+	lists:flatten(io_lib:format("~s://127.0.0.1:~b~s", [Scheme, Port, Path])).
+
+root() ->
+	root(code:lib_dir(mustang)).
+
+root("/") ->
+	error(repository_root_not_found);
+root(Dir) ->
+	case filelib:is_regular(filename:join(Dir, "rebar.config")) of
+		true -> Dir;
+		false -> root(filename:dirname(Dir))
+	end.
+
+python() ->
+	case os:getenv("MUSTANG_PYTHON") of
+		Python when is_list(Python), Python =/= "" ->
+			filename:absname(Python, root());
+		_ ->
+			filename:join(root(), "_tools/venv/bin/python")
+	end.
+
+%% A required executable: $EnvVar, then the candidates, then PATH; fails the
+%% test when none is there.
+tool(Name, EnvVar, Candidates) ->
+	Env = case EnvVar of
+		undefined -> [];
+		_ -> [P || P <- [os:getenv(EnvVar)], is_list(P), P =/= ""]
+	end,
+	case [P || P <- Env ++ Candidates, filelib:is_regular(P)] of
+		[Path | _] -> Path;
+		[] ->
+			case os:find_executable(Name) of
+				false -> ct:fail("~s not found: run scripts/setup.sh", [Name]);
+				Path -> Path
+			end
+	end.
+
+%% Runs a program (no shell): {ExitStatus | timeout, Output}, stderr merged.
+run(Exe, Args, Timeout) ->
+	run(Exe, Args, Timeout, []).
+
+run(Exe, Args, Timeout, Env) ->
+	Port = open_port({spawn_executable, Exe},
+		[{args, Args}, {env, Env}, binary, exit_status, stderr_to_stdout, use_stdio, hide]),
+	Deadline = erlang:monotonic_time(millisecond) + Timeout,
+	collect_output(Port, [], Deadline).
+
+collect_output(Port, Acc, Deadline) ->
+	Wait = max(0, Deadline - erlang:monotonic_time(millisecond)),
+	receive
+		{Port, {data, Data}} -> collect_output(Port, [Data | Acc], Deadline);
+		{Port, {exit_status, Status}} -> {Status, iolist_to_binary(lists:reverse(Acc))}
+	after Wait ->
+		kill_port(Port),
+		{timeout, iolist_to_binary(lists:reverse(Acc))}
+	end.
+
+kill_port(Port) ->
+	case erlang:port_info(Port, os_pid) of
+		{os_pid, OsPid} -> os:cmd("kill -9 " ++ integer_to_list(OsPid));
+		undefined -> ok
+	end,
+	catch port_close(Port),
+	ok.
