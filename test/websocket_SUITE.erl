@@ -26,7 +26,7 @@ suite() ->
 	[{timetrap, {seconds, 300}}].
 
 all() ->
-	[{group, conformance}, {group, clients}, {group, browser}].
+	[{group, conformance}, {group, clients}, {group, browser}, {group, demo}].
 
 groups() ->
 	[
@@ -48,6 +48,11 @@ groups() ->
 		{browser, [], [
 			chromium_chat_http1,
 			chromium_chat_http2
+		]},
+		%% The demo's own routes (make run): /ws, /chat and /ws/chat.
+		{demo, [], [
+			demo_echo,
+			demo_chat_chromium_http2
 		]}
 	].
 
@@ -75,9 +80,17 @@ end_per_suite(Config) ->
 	exit(?config(chat_scope, Config), shutdown),
 	ok.
 
+init_per_group(demo, Config) ->
+	{ok, _} = mustang_demo:start(#{port => 0, tls_port => 0}),
+	[{demo_port, mustang:get_port(demo_http)}, {demo_tls_port, mustang:get_port(demo_https)}
+		| Config];
 init_per_group(_, Config) ->
 	Config.
 
+end_per_group(demo, _) ->
+	_ = mustang:stop_listener(demo_http),
+	_ = mustang:stop_listener(demo_https),
+	ok;
 end_per_group(_, _) ->
 	ok.
 
@@ -220,6 +233,30 @@ chromium_chat(Config, PageUrl, WsUrl, Version) ->
 	Profile = filename:join(?config(priv_dir, Config), "chromium-" ++ Version),
 	check_client_output(run(?config(python, Config), [Script, "--chromium", Chromium,
 		"--profile", Profile, "--page", PageUrl, "--ws", WsUrl, "--version", Version],
+		120000)).
+
+%% Demo.
+
+demo_echo(Config) ->
+	doc("The demo's /ws echo works with the Python websockets client, over ws:// and wss://, "
+		"with permessage-deflate."),
+	Port = ?config(demo_port, Config),
+	TLSPort = ?config(demo_tls_port, Config),
+	py_client(Config, lists:flatten(io_lib:format("ws://127.0.0.1:~b/ws", [Port])), ["--deflate"]),
+	py_client(Config, lists:flatten(io_lib:format("wss://127.0.0.1:~b/ws", [TLSPort])),
+		["--deflate"]).
+
+demo_chat_chromium_http2(Config) ->
+	doc("The demo's chat: two headless Chromium tabs on https://.../chat (h2, so the "
+		"Websocket is RFC 8441) and a Python client on /ws/chat see each other's messages."),
+	TLSPort = ?config(demo_tls_port, Config),
+	Chromium = tool("chromium", undefined, ["/usr/bin/chromium", "/usr/bin/chromium-browser"]),
+	Script = filename:join(?config(data_dir, Config), "chromium_chat.py"),
+	Profile = filename:join(?config(priv_dir, Config), "chromium-demo"),
+	check_client_output(run(?config(python, Config), [Script, "--chromium", Chromium,
+		"--profile", Profile,
+		"--page", lists:flatten(io_lib:format("https://127.0.0.1:~b/chat", [TLSPort])),
+		"--ws", lists:flatten(io_lib:format("wss://127.0.0.1:~b/ws/chat", [TLSPort]))],
 		120000)).
 
 %% Tools.

@@ -9,7 +9,8 @@ B loads PAGE and types "from-tab-B" into #msg and clicks #send; the Python
 client sends "from-python". Every member must see every message (the chat
 sends each message to all, the sender included), and each tab's first
 message from the server must be "joined over V": the test handler tells
-which protocol carried the Websocket. Prints "ok ..." / "FAIL ..." lines;
+which protocol carried the Websocket (without --version, for the demo's
+chat, that is not checked and no such message is expected). Prints "ok ..." / "FAIL ..." lines;
 exit 0 when all passed."""
 import argparse
 import json
@@ -110,8 +111,10 @@ try:
     devtools_port = int(open(port_file).read().split()[0])
 
     peer = connect(opts.ws, ssl=ctx, open_timeout=10)
-    first = peer.recv(timeout=10)
-    check("the Python client joined over HTTP/1.1", first == "joined over HTTP/1.1", repr(first))
+    if opts.version:
+        first = peer.recv(timeout=10)
+        check("the Python client joined over HTTP/1.1", first == "joined over HTTP/1.1",
+              repr(first))
 
     a = Tab(devtools_port, opts.page + "?auto=from-tab-A")
     a.wait_log("tab A got its own message", "from-tab-A")
@@ -134,7 +137,7 @@ try:
     peer.send("from-python")
     a.wait_log("tab A got the Python client's message", "from-python")
     b.wait_log("tab B got the Python client's message", "from-python")
-    for name, tab in (("A", a), ("B", b)):
+    for name, tab in (("A", a), ("B", b)) if opts.version else ():
         log = tab.log()
         check("tab %s's Websocket ran over %s" % (name, opts.version),
               bool(log) and log[0] == "joined over " + opts.version, "log %r" % log)
