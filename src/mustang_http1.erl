@@ -74,7 +74,7 @@
 	%% Bytes received past the request head and not consumed yet.
 	buffer :: binary(),
 	%% Response progress.
-	resp = none :: none | chunked | identity | close_delimited | done,
+	resp = none :: none | chunked | identity | close_delimited | done | {switch, module(), any()},
 	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
 	active_n :: pos_integer(),
 	%% How long a body read may wait for data, and how much unread body
@@ -532,6 +532,12 @@ build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme0
 
 %% After the handler: complete the response, discard the unread body, and
 %% either read the next request or close.
+request_done(St, #stream{resp = {switch, Module, Args}, buffer = Buffer, dynbuf = DynBuf}, ok, _) ->
+	%% The handler upgraded the connection (Websocket): the protocol module
+	%% takes the socket and this process over.
+	_ = case St#st.req_timer of undefined -> ok; Timer -> erlang:cancel_timer(Timer) end,
+	Module:takeover(St#st.parent, St#st.ref, St#st.transport, St#st.socket, St#st.opts, Buffer,
+		DynBuf, Args);
 request_done(St, Stream0, Result, Req) ->
 	log_result(St, Result, Req),
 	Stream1 = complete_response(Stream0, Result),
@@ -751,6 +757,10 @@ command({inform, Status, Headers}, Stream = #stream{version = 'HTTP/1.1', resp =
 command({inform, _, _}, Stream) ->
 	%% HTTP/1.0 clients do not understand 1xx (RFC 9110 15.2).
 	{ok, Stream};
+command({switch_protocol, Headers, Module, Args}, Stream = #stream{resp = none}) ->
+	{send(Stream, [mustang_http1_codec:status_line('HTTP/1.1', 101),
+		mustang_http1_codec:headers_to_iodata(headers_list(Headers)), <<"\r\n">>]),
+		Stream#stream{resp = {switch, Module, Args}}};
 command({response, Status, Headers, Body}, Stream = #stream{resp = none}) ->
 	send_response(Status, Headers, Body, close_if_body_unskippable(Stream));
 command({headers, Status, Headers}, Stream = #stream{resp = none}) ->

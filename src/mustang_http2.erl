@@ -120,7 +120,10 @@
 	queue = queue:new() :: queue:queue(queued()),
 	queued = 0 :: non_neg_integer(),
 	%% data commands whose reply waits for the queue to drain.
-	waiting = [] :: [{reference(), pid()}]
+	waiting = [] :: [{reference(), pid()}],
+	%% Websocket over HTTP/2 (RFC 8441): DATA is relayed to the stream's
+	%% process as it arrives, and the window opens as it acknowledges.
+	relay = false :: boolean()
 }).
 
 -type queued() :: {data, mustang_http2_frame:fin(), binary()}
@@ -576,6 +579,9 @@ data_payload(St, StreamID, Left, Pad, IsFin, Rest) ->
 
 data_deliver(St = #st{streams = Streams}, StreamID, Payload) ->
 	case Streams of
+		#{StreamID := #stream{relay = true, remote = open, pid = Pid}} when is_pid(Pid) ->
+			Pid ! {{self(), StreamID}, {data, Payload}},
+			St;
 		#{StreamID := Stream = #stream{remote = open, body = Body, body_size = Size,
 				recv_total = Total, recv_expected = Expected}} ->
 			Total2 = Total + byte_size(Payload),
@@ -606,6 +612,9 @@ data_end(St = #st{streams = Streams}, StreamID, fin) ->
 				when Expected =/= undefined, Expected =/= Total ->
 			stream_reset(St, Stream, protocol_error,
 				'The DATA length differs from the content-length header. (RFC9113 8.1.1)');
+		#{StreamID := Stream = #stream{remote = open, relay = true, pid = Pid}} ->
+			_ = is_pid(Pid) andalso (Pid ! {{self(), StreamID}, fin}),
+			remote_fin(St, Stream#stream{remote = fin});
 		#{StreamID := Stream = #stream{remote = open}} ->
 			remote_fin(St, maybe_reply_read(Stream#stream{remote = fin}));
 		_ ->
@@ -1019,6 +1028,33 @@ reply(Tag, From, Result) -> From ! {Tag, Result}, ok.
 
 command(St, Stream, Tag, From, {read_body, Length, Period, _Timeout}) ->
 	read_body(St, Stream, Tag, From, Length, Period);
+command(St, Stream = #stream{id = StreamID, pid = Pid, body = Body, remote = Remote,
+		recv_window = Window, win_target = WinTarget}, Tag, From, relay) ->
+	%% The stream's process takes the body as it comes (Websocket over
+	%% HTTP/2): what is buffered goes first, then the window opens wide
+	%% enough for its acknowledgements (every 64 KiB) to keep data flowing.
+	reply(Tag, From, ok),
+	_ = case Body of
+		[] -> ok;
+		_ -> Pid ! {{self(), StreamID}, {data, join(Body)}}
+	end,
+	_ = Remote =:= fin andalso (Pid ! {{self(), StreamID}, fin}),
+	Stream2 = Stream#stream{relay = true, body = [], body_size = 0},
+	case max(262144, WinTarget) - Window of
+		Increment when Increment > 0, Remote =:= open ->
+			out(mustang_http2_frame:window_update(StreamID, Increment), 13,
+				St#st{streams = (St#st.streams)#{StreamID => Stream2#stream{recv_window = Window + Increment}}});
+		_ ->
+			St#st{streams = (St#st.streams)#{StreamID => Stream2}}
+	end;
+command(St, Stream = #stream{id = StreamID, relay = true, remote = open, recv_window = Window},
+		Tag, From, {flow, Size}) when Size > 0 ->
+	reply(Tag, From, ok),
+	out(mustang_http2_frame:window_update(StreamID, Size), 13,
+		St#st{streams = (St#st.streams)#{StreamID => Stream#stream{recv_window = Window + Size}}});
+command(St, _, Tag, From, {flow, _}) ->
+	reply(Tag, From, ok),
+	St;
 command(St, Stream = #stream{local = idle}, Tag, From, {inform, Status, Headers}) ->
 	reply(Tag, From, ok),
 	send_headers(St, Stream, mustang_http2_headers:informational(Status, Headers), nofin);

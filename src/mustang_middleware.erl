@@ -37,6 +37,10 @@ run(Req, Env, Middlewares) ->
 	catch
 		exit:{request_error, Reason, Text} ->
 			{request_error, Reason, Text};
+		exit:normal ->
+			%% A handler that took the process over (Websocket over HTTP/2)
+			%% and ended normally.
+			ok;
 		Class:Reason:Stacktrace ->
 			{crash, Class, Reason, Stacktrace}
 	end.

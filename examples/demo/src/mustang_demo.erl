@@ -7,7 +7,13 @@
 %%   GET  /sleep      sleeps 100 ms, then 1024 bytes
 %%   GET  /stream     a chunked response in 5 parts
 %%   /static/...      reserved for the static file handler
-%%   /ws              reserved for Websocket
+%%   /ws              Websocket echo (text and binary; permessage-deflate offered)
+%%   GET  /chat       a chat page; its script talks to /ws/chat
+%%   /ws/chat         Websocket broadcast chat
+%%
+%% Both listeners serve HTTP/1.1 and HTTP/2 (h2c on the clear port by prior
+%% knowledge or Upgrade, h2 by ALPN on the TLS port), and Websocket over
+%% HTTP/2 (RFC 8441, enable_connect_protocol).
 %%
 %% Environment: PORT (8080), TLS_PORT (8443), MUSTANG_REQUEST_PROCESS
 %% (true|false), MUSTANG_MAX_KEEPALIVE (integer or infinity; default infinity),
@@ -39,6 +45,11 @@ start() ->
 -spec start(map()) -> {ok, {pid(), pid()}} | {error, any()}.
 start(Config = #{port := Port, tls_port := TLSPort}) ->
 	{ok, _} = application:ensure_all_started(mustang),
+	%% The chat's process group scope.
+	_ = case pg:start(mustang_demo) of
+		{ok, _} -> ok;
+		{error, {already_started, _}} -> ok
+	end,
 	ProtoOpts = protocol_opts(Config),
 	SocketOpts = maps:get(socket_opts, Config, []),
 	case mustang:start_clear(demo_http, #{port => Port, socket_opts => SocketOpts}, ProtoOpts) of
@@ -69,7 +80,10 @@ routes() ->
 		{"/echo", mustang_demo_echo_h, []},
 		{"/read_body", mustang_demo_read_body_h, []},
 		{"/sleep", mustang_demo_sleep_h, []},
-		{"/stream", mustang_demo_stream_h, []}
+		{"/stream", mustang_demo_stream_h, []},
+		{"/ws", mustang_demo_ws_echo_h, []},
+		{"/chat", mustang_demo_chat_page_h, []},
+		{"/ws/chat", mustang_demo_chat_h, []}
 	]}].
 
 -spec protocol_opts(map()) -> map().
@@ -77,6 +91,7 @@ protocol_opts(Config) ->
 	maps:merge(#{
 		env => #{dispatch => mustang_router:compile(routes())},
 		request_process => maps:get(request_process, Config, false),
+		enable_connect_protocol => true,
 		max_keepalive => maps:get(max_keepalive, Config, 1000)
 	}, maps:get(tuning, Config, #{})).
 

@@ -1,0 +1,643 @@
+%% Websocket (RFC 6455) over HTTP/1.1 and over HTTP/2 (RFC 8441), with
+%% permessage-deflate (RFC 7692). A handler opts in by returning
+%% {mustang_websocket, Req, State} or {mustang_websocket, Req, State, Opts}
+%% from init/2; mustang_handler then calls upgrade/4,5.
+%%
+%% Over HTTP/1.1 the connection process becomes the Websocket process: it
+%% answers 101, then takeover/8 runs this module's loop on the socket, with
+%% the dynamic buffer state carried over. Over HTTP/2 the stream's process
+%% runs the loop: the connection relays the stream's DATA to it as messages
+%% and the frames it writes go out as DATA of the stream (see
+%% doc/internals/websocket.md).
+%%
+%% Handler callbacks (the shape of cowboy_websocket):
+%%   websocket_init(State)           optional, runs in the Websocket process
+%%   websocket_handle(InFrame, State)
+%%   websocket_info(Msg, State)
+%%   terminate(Reason, PartialReq, State)  optional
+%% InFrame is {text, Bin}, {binary, Bin}, {ping, Bin} or {pong, Bin} (pings
+%% are answered by the server itself). Callbacks return {Commands, State} or
+%% {Commands, State, hibernate}. Commands: {text, Data}, {binary, Data},
+%% ping, {ping, Data}, pong, {pong, Data}, close, {close, Code, Reason},
+%% {active, boolean()}, {deflate, boolean()}, {set_options, #{idle_timeout,
+%% max_frame_size}}, {shutdown_reason, Term}. Frames of one batch of
+%% commands are written with one send.
+%%
+%% Terminate reasons: normal (the handler closed), stop, timeout, remote,
+%% {remote, Code, Reason}, {error, badencoding | badframe | badsize | closed
+%% | Reason}, {crash, Class, Reason}.
+%%
+%% Options (defaults): idle_timeout (60000), max_frame_size (1048576: the
+%% largest message, reassembled and inflated), compress (false),
+%% deflate_opts (#{}), validate_utf8 (true), active_n (100), req_filter (a
+%% fun applied to the Req kept for terminate/3; by default the Req without
+%% its headers and body-related keys), close_timeout (3000 ms to wait for
+%% the client's close frame after ours).
+-module(mustang_websocket).
+
+-export([is_upgrade_request/1]).
+-export([upgrade/4]).
+-export([upgrade/5]).
+-export([takeover/8]).
+-export([loop/1]).
+
+-export([system_continue/3]).
+-export([system_terminate/4]).
+-export([system_code_change/4]).
+
+-type commands() :: [mustang_ws_frame:frame() | {active, boolean()} | {deflate, boolean()}
+	| {set_options, map()} | {shutdown_reason, any()}].
+-type call_result(State) :: {commands(), State} | {commands(), State, hibernate}.
+-type opts() :: #{
+	idle_timeout => timeout(),
+	max_frame_size => non_neg_integer() | infinity,
+	compress => boolean(),
+	deflate_opts => mustang_ws_deflate:deflate_opts(),
+	validate_utf8 => boolean(),
+	active_n => pos_integer(),
+	req_filter => fun((mustang_req:req()) -> map()),
+	close_timeout => timeout()
+}.
+-export_type([commands/0, call_result/1, opts/0]).
+
+-callback websocket_init(State) -> call_result(State) when State :: any().
+-callback websocket_handle({text | binary | ping | pong, binary()}, State)
+	-> call_result(State) when State :: any().
+-callback websocket_info(any(), State) -> call_result(State) when State :: any().
+-callback terminate(any(), map(), any()) -> any().
+-optional_callbacks([websocket_init/1, terminate/3]).
+
+-define(GUID, "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").
+
+-record(ws, {
+	%% HTTP/1.1: the socket is ours.
+	parent :: pid() | undefined,
+	ref :: mustang:ref(),
+	transport :: module() | undefined,
+	socket :: mustang_transport:socket() | undefined,
+	messages :: mustang_transport:messages() | undefined,
+	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
+	%% HTTP/2: the stream, as {ConnPid, StreamID}; bytes handed to us and
+	%% not acknowledged yet (acknowledging opens the stream window again).
+	stream :: {pid(), pos_integer()} | undefined,
+	unacked = 0 :: non_neg_integer(),
+	%% The handler.
+	handler :: module(),
+	hstate :: any(),
+	req :: map(),
+	%% Parsing and the message in progress.
+	frame :: mustang_ws_frame:state(),
+	msg = none :: none | mustang_ws_frame:data_type(),
+	msg_acc = [] :: [binary()],
+	utf8 = undefined :: undefined | mustang_utf8:state(),
+	deflate = undefined :: undefined | mustang_ws_deflate:state(),
+	deflate_on = true :: boolean(),
+	%% Options.
+	max_frame_size :: non_neg_integer() | infinity,
+	validate_utf8 :: boolean(),
+	idle_timeout :: timeout(),
+	close_timeout :: timeout(),
+	active_n :: pos_integer(),
+	active = true :: boolean(),
+	hibernate = false :: boolean(),
+	%% Idle timeout: ticks without data.
+	idle_ticks = 0 :: non_neg_integer(),
+	received = false :: boolean(),
+	%% Frames to send at the end of the current batch, newest first.
+	out = [] :: [iodata()],
+	shutdown_reason = normal :: any(),
+	logger :: module()
+}).
+
+%% Upgrade.
+
+%% A Websocket handshake request: GET with Upgrade: websocket over HTTP/1.1
+%% (RFC 6455 4.1), or extended CONNECT with :protocol websocket over HTTP/2
+%% (RFC 8441 4).
+-spec is_upgrade_request(mustang_req:req()) -> boolean().
+is_upgrade_request(#{version := 'HTTP/2', method := <<"CONNECT">>, protocol := Protocol}) ->
+	string:lowercase(Protocol) =:= <<"websocket">>;
+is_upgrade_request(#{version := 'HTTP/1.1', method := <<"GET">>, headers := Headers}) ->
+	has_token(<<"upgrade">>, maps:get(<<"connection">>, Headers, <<>>))
+		andalso has_token(<<"websocket">>, maps:get(<<"upgrade">>, Headers, <<>>));
+is_upgrade_request(_) ->
+	false.
+
+has_token(Token, Value) ->
+	lists:member(Token, [string:trim(T) || T <- binary:split(string:lowercase(iolist_to_binary(Value)),
+		<<",">>, [global])]).
+
+-spec upgrade(Req, Env, module(), any()) -> {ok, Req, Env}
+	when Req :: mustang_req:req(), Env :: mustang_middleware:env().
+upgrade(Req, Env, Handler, HState) ->
+	upgrade(Req, Env, Handler, HState, #{}).
+
+-spec upgrade(Req, Env, module(), any(), opts()) -> {ok, Req, Env}
+	when Req :: mustang_req:req(), Env :: mustang_middleware:env().
+upgrade(Req, Env, Handler, HState, Opts) ->
+	case handshake(Req) of
+		{ok, Key} ->
+			{Extensions, Deflate} = negotiate(Req, Opts),
+			Headers0 = maps:merge(maps:get(resp_headers, Req, #{}), Extensions),
+			Args = {Handler, HState, filter_req(Req, Opts), Opts, Deflate},
+			case Req of
+				#{version := 'HTTP/2'} ->
+					h2_upgrade(Req, Env, Headers0, Args);
+				_ ->
+					Headers = Headers0#{<<"connection">> => <<"Upgrade">>,
+						<<"upgrade">> => <<"websocket">>,
+						<<"sec-websocket-accept">> => accept(Key)},
+					ok = switch_protocol(Req, Headers, Args),
+					{ok, Req#{has_sent_resp => true}, Env}
+			end;
+		{error, Status, Headers} ->
+			_ = mustang_handler:terminate({error, bad_handshake}, Req, HState, Handler),
+			{ok, mustang_req:reply(Status, Headers, Req), Env}
+	end.
+
+handshake(#{version := 'HTTP/2', method := <<"CONNECT">>, protocol := _, headers := Headers} = Req) ->
+	case {is_upgrade_request(Req), Headers} of
+		{true, #{<<"sec-websocket-version">> := <<"13">>}} -> {ok, none};
+		{true, _} -> {error, 400, #{<<"sec-websocket-version">> => <<"13">>}};
+		{false, _} -> {error, 501, #{}}
+	end;
+handshake(#{headers := Headers} = Req) ->
+	case {is_upgrade_request(Req), Headers} of
+		{true, #{<<"sec-websocket-version">> := <<"13">>, <<"sec-websocket-key">> := Key}} ->
+			case valid_key(Key) of
+				true -> {ok, Key};
+				false -> {error, 400, #{}}
+			end;
+		{true, #{<<"sec-websocket-version">> := _}} ->
+			%% RFC 6455 4.4: tell the client which version we speak.
+			{error, 426, #{<<"sec-websocket-version">> => <<"13">>, <<"upgrade">> => <<"websocket">>}};
+		_ ->
+			{error, 400, #{}}
+	end.
+
+%% RFC 6455 4.2.1: a base64-encoded 16-byte value.
+valid_key(Key) when byte_size(Key) =:= 24 ->
+	try byte_size(base64:decode(Key)) =:= 16
+	catch _:_ -> false
+	end;
+valid_key(_) ->
+	false.
+
+accept(Key) ->
+	base64:encode(crypto:hash(sha, [Key, <<?GUID>>])).
+
+negotiate(#{headers := #{<<"sec-websocket-extensions">> := Offers}}, Opts = #{compress := true}) ->
+	case mustang_ws_deflate:negotiate(Offers, Opts) of
+		{ok, Value, Deflate} -> {#{<<"sec-websocket-extensions">> => Value}, Deflate};
+		none -> {#{}, undefined}
+	end;
+negotiate(_, _) ->
+	{#{}, undefined}.
+
+filter_req(Req, #{req_filter := Filter}) ->
+	Filter(Req);
+filter_req(Req, _) ->
+	maps:with([method, version, scheme, host, port, path, qs, peer, sock, cert, ref,
+		bindings, host_info, path_info], Req).
+
+%% HTTP/1.1: the connection answers 101 and calls takeover/8 once the
+%% request is done.
+switch_protocol(#{mode := inline}, Headers, Args) ->
+	mustang_http1:inline_command({switch_protocol, Headers, ?MODULE, Args});
+switch_protocol(#{pid := Pid, streamid := StreamID}, Headers, Args) ->
+	Pid ! {{Pid, StreamID}, {cast, {switch_protocol, Headers, ?MODULE, Args}}},
+	ok.
+
+%% HTTP/2: this stream process runs the Websocket loop; the connection
+%% relays the stream's DATA to it.
+h2_upgrade(Req = #{pid := ConnPid, streamid := StreamID}, _Env, Headers,
+		{Handler, HState, FilteredReq, Opts, Deflate}) ->
+	_ = stream_call(ConnPid, StreamID, {headers, 200, Headers}),
+	ok = stream_call(ConnPid, StreamID, relay),
+	_ = Req,
+	St = init_state(Handler, HState, FilteredReq, Opts, Deflate),
+	start(St#ws{stream = {ConnPid, StreamID}, ref = maps:get(ref, Req)}, <<>>).
+
+stream_call(ConnPid, StreamID, Command) ->
+	MRef = monitor(process, ConnPid),
+	ConnPid ! {{ConnPid, StreamID}, {MRef, self(), Command}},
+	receive
+		{MRef, Result} ->
+			demonitor(MRef, [flush]),
+			Result;
+		{'DOWN', MRef, process, _, _} ->
+			exit({shutdown, connection_closed})
+	end.
+
+%% HTTP/1.1 takeover, called by the connection process after the 101.
+-spec takeover(pid(), mustang:ref(), module(), mustang_transport:socket(), map(), binary(),
+	mustang_dynbuf:dynbuf() | undefined, tuple()) -> no_return().
+takeover(Parent, Ref, Transport, Socket, ProtoOpts, Buffer, DynBuf,
+		{Handler, HState, Req, Opts, Deflate}) ->
+	St0 = init_state(Handler, HState, Req, Opts, Deflate),
+	St = St0#ws{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
+		messages = Transport:messages(), dynbuf = DynBuf,
+		active_n = maps:get(active_n, Opts, maps:get(active_n, ProtoOpts, 100)),
+		logger = maps:get(logger, ProtoOpts, logger)},
+	start(St, Buffer).
+
+init_state(Handler, HState, Req, Opts, Deflate) ->
+	MaxFrameSize = maps:get(max_frame_size, Opts, 1048576),
+	#ws{handler = Handler, hstate = HState, req = Req,
+		frame = mustang_ws_frame:init(#{deflate => Deflate =/= undefined,
+			max_frame_size => MaxFrameSize}),
+		deflate = Deflate,
+		max_frame_size = MaxFrameSize,
+		validate_utf8 = maps:get(validate_utf8, Opts, true),
+		idle_timeout = maps:get(idle_timeout, Opts, 60000),
+		close_timeout = maps:get(close_timeout, Opts, 3000),
+		active_n = maps:get(active_n, Opts, 100),
+		logger = logger}.
+
+start(St0, Buffer) ->
+	St = start_idle_tick(St0),
+	_ = set_active(St),
+	case erlang:function_exported(St#ws.handler, websocket_init, 1) of
+		true -> after_call(handler_call(St, websocket_init, undefined), Buffer);
+		false -> after_call(St, Buffer)
+	end.
+
+start_idle_tick(St = #ws{idle_timeout = infinity}) -> St;
+start_idle_tick(St = #ws{idle_timeout = Timeout}) ->
+	_ = erlang:send_after(max(1, Timeout div 10), self(), {?MODULE, idle_tick}),
+	St.
+
+set_active(#ws{socket = undefined}) -> ok;
+set_active(#ws{active = false}) -> ok;
+set_active(#ws{transport = Transport, socket = Socket, active_n = N}) ->
+	Transport:setopts(Socket, [{active, N}]).
+
+%% The loop.
+
+-spec loop(#ws{}) -> no_return().
+loop(St = #ws{socket = Socket, messages = Messages, stream = Stream, parent = Parent}) ->
+	{OK, Closed, Error, Passive} = case Messages of
+		undefined -> {none, none, none, none};
+		_ -> Messages
+	end,
+	receive
+		{OK, Socket, Data} ->
+			St2 = St#ws{received = true, dynbuf = update_dynbuf(byte_size(Data), St)},
+			data(St2, Data);
+		{Passive, Socket} ->
+			_ = set_active(St),
+			loop(St);
+		{Closed, Socket} ->
+			terminate(St, {error, closed});
+		{Error, Socket, Reason} ->
+			terminate(St, {error, Reason});
+		{Stream, {data, Data}} ->
+			data(ack(St#ws{received = true}, byte_size(Data)), Data);
+		{Stream, fin} ->
+			terminate(St, {error, closed});
+		{?MODULE, idle_tick} ->
+			idle_tick(St);
+		{'EXIT', Parent, Reason} when Parent =/= undefined ->
+			%% The listener stops: say so to the client (1001, going away).
+			close(send_frames(St#ws{out = [mustang_ws_frame:frame({close, 1001, <<>>})]}),
+				{shutdown, Reason});
+		{system, From, Request} when Parent =/= undefined ->
+			sys:handle_system_msg(Request, From, Parent, ?MODULE, [], St);
+		Msg ->
+			after_call(handler_call(St, websocket_info, Msg), <<>>)
+	end.
+
+update_dynbuf(_, #ws{socket = undefined}) ->
+	undefined;
+update_dynbuf(Size, #ws{transport = Transport, socket = Socket, dynbuf = DynBuf0}) ->
+	case mustang_dynbuf:update(Size, DynBuf0) of
+		{DynBuf, keep} -> DynBuf;
+		{DynBuf, NewSize} ->
+			_ = Transport:setopts(Socket, [{buffer, NewSize}]),
+			DynBuf
+	end.
+
+%% HTTP/2: bytes handled are acknowledged in steps, which lets the
+%% connection open the stream window again; an inactive handler stops
+%% acknowledging, so the client stops sending.
+ack(St = #ws{unacked = Unacked}, Size) when Unacked + Size < 65536 ->
+	St#ws{unacked = Unacked + Size};
+ack(St = #ws{active = false, unacked = Unacked}, Size) ->
+	St#ws{unacked = Unacked + Size};
+ack(St = #ws{stream = {ConnPid, StreamID}, unacked = Unacked}, Size) ->
+	ConnPid ! {{ConnPid, StreamID}, {cast, {flow, Unacked + Size}}},
+	St#ws{unacked = 0}.
+
+idle_tick(St = #ws{received = true}) ->
+	loop(start_idle_tick(St#ws{received = false, idle_ticks = 0}));
+idle_tick(St = #ws{idle_ticks = Ticks}) when Ticks >= 9 ->
+	close(send_frames(St#ws{out = [mustang_ws_frame:frame({close, 1000, <<>>}) | St#ws.out]}),
+		timeout);
+idle_tick(St = #ws{idle_ticks = Ticks}) ->
+	loop(start_idle_tick(St#ws{idle_ticks = Ticks + 1})).
+
+%% Incoming bytes: every frame they hold is handled, and the frames the
+%% handler answers with are written with one send at the end.
+data(St, Data) ->
+	after_call(frames(St, Data), <<>>).
+
+frames(St = #ws{frame = FrameSt}, Data) ->
+	case mustang_ws_frame:parse(Data, FrameSt) of
+		{more, FrameSt2} ->
+			St#ws{frame = FrameSt2};
+		{data, Type, Compressed, Fin, Payload, Rest, FrameSt2} ->
+			frames(message_piece(St#ws{frame = FrameSt2}, Type, Compressed, Fin, Payload), Rest);
+		{frame, {ping, Payload}, Rest, FrameSt2} ->
+			St2 = St#ws{frame = FrameSt2, out = [mustang_ws_frame:frame({pong, Payload}) | St#ws.out]},
+			frames(handler_call(St2, websocket_handle, {ping, Payload}), Rest);
+		{frame, {pong, Payload}, Rest, FrameSt2} ->
+			frames(handler_call(St#ws{frame = FrameSt2}, websocket_handle, {pong, Payload}), Rest);
+		{frame, close, _, _} ->
+			remote_close(St, 1000, remote);
+		{frame, {close, Code, Reason}, _, _} ->
+			remote_close(St, Code, {remote, Code, Reason});
+		{error, Code, Reason} ->
+			protocol_error(St, Code, Reason)
+	end.
+
+%% A piece of the current message: inflated, validated (text), kept until
+%% the message ends.
+message_piece(St, Type, true, Fin, Payload) ->
+	case mustang_ws_deflate:inflate(Payload, Fin, St#ws.deflate, St#ws.max_frame_size) of
+		{ok, Inflated, Deflate} ->
+			message_pieces(St#ws{deflate = Deflate}, Type, Fin, Inflated);
+		{error, too_big} ->
+			protocol_error(St, 1009, 'The message inflates past max_frame_size. (RFC6455 7.4.1)');
+		{error, bad_data} ->
+			protocol_error(St, 1007, 'The message is not a valid deflate stream. (RFC7692 7.2.2)')
+	end;
+message_piece(St, Type, false, Fin, Payload) ->
+	message_pieces(St, Type, Fin, [Payload]).
+
+message_pieces(St = #ws{msg_acc = Acc}, Type, Fin, Pieces) ->
+	St2 = validate(St#ws{msg = Type, msg_acc = lists:reverse(Pieces, Acc)}, Type, Fin, Pieces),
+	case Fin of
+		nofin ->
+			St2;
+		fin ->
+			Message = case St2#ws.msg_acc of
+				[Bin] -> Bin;
+				Parts -> iolist_to_binary(lists:reverse(Parts))
+			end,
+			handler_call(St2#ws{msg = none, msg_acc = [], utf8 = undefined}, websocket_handle,
+				{Type, Message})
+	end.
+
+validate(St = #ws{validate_utf8 = true, utf8 = Utf8State0}, text, Fin, Pieces) ->
+	Utf8State = case Utf8State0 of
+		undefined -> mustang_utf8:init();
+		_ -> Utf8State0
+	end,
+	case validate_pieces(Pieces, Utf8State) of
+		{ok, Utf8State2} when Fin =:= nofin ->
+			St#ws{utf8 = Utf8State2};
+		{ok, Utf8State2} ->
+			case mustang_utf8:finish(Utf8State2) of
+				ok -> St;
+				{error, badencoding} -> utf8_error(St)
+			end;
+		{error, badencoding} ->
+			utf8_error(St)
+	end;
+validate(St, _, _, _) ->
+	St.
+
+validate_pieces([], Utf8State) ->
+	{ok, Utf8State};
+validate_pieces([Piece | Rest], Utf8State) ->
+	case mustang_utf8:validate(Piece, Utf8State) of
+		{ok, Utf8State2} -> validate_pieces(Rest, Utf8State2);
+		Error -> Error
+	end.
+
+utf8_error(St) ->
+	protocol_error(St, 1007, 'Text messages must be valid UTF-8. (RFC6455 8.1)').
+
+%% The handler.
+
+handler_call(St = #ws{handler = Handler, hstate = HState}, Callback, Arg) ->
+	try case Callback of
+		websocket_init -> Handler:websocket_init(HState);
+		_ -> Handler:Callback(Arg, HState)
+	end of
+		{Commands, HState2} ->
+			commands(Commands, St#ws{hstate = HState2});
+		{Commands, HState2, hibernate} ->
+			commands(Commands, St#ws{hstate = HState2, hibernate = true});
+		Other ->
+			handler_crash(St, error, {bad_return_value, Other}, [])
+	catch Class:Reason:Stacktrace ->
+		handler_crash(St, Class, Reason, Stacktrace)
+	end.
+
+-spec handler_crash(#ws{}, atom(), any(), list()) -> no_return().
+handler_crash(St = #ws{handler = Handler}, Class, Reason, Stacktrace) ->
+	log(St, error, "mustang ~p: Websocket handler ~p crashed: ~0p:~0p~n~p",
+		[St#ws.ref, Handler, Class, Reason, Stacktrace]),
+	St2 = St#ws{out = [mustang_ws_frame:frame({close, 1011, <<>>}) | St#ws.out]},
+	close(send_frames(St2), {crash, Class, Reason}).
+
+commands([], St) ->
+	St;
+commands([{text, Data} | Rest], St) ->
+	commands(Rest, out_message(St, text, Data));
+commands([{binary, Data} | Rest], St) ->
+	commands(Rest, out_message(St, binary, Data));
+commands([Frame | Rest], St) when Frame =:= ping; Frame =:= pong;
+		element(1, Frame) =:= ping; element(1, Frame) =:= pong ->
+	commands(Rest, St#ws{out = [mustang_ws_frame:frame(Frame) | St#ws.out]});
+commands([close | _], St) ->
+	local_close(St, mustang_ws_frame:frame(close), normal);
+commands([{close, Code, Reason} | _], St) ->
+	local_close(St, mustang_ws_frame:frame({close, Code, Reason}), normal);
+commands([{active, Active} | Rest], St) when is_boolean(Active) ->
+	commands(Rest, set_active_mode(St, Active));
+commands([{deflate, On} | Rest], St) when is_boolean(On) ->
+	commands(Rest, St#ws{deflate_on = On});
+commands([{set_options, Opts} | Rest], St) ->
+	St2 = case Opts of
+		#{idle_timeout := Timeout} -> St#ws{idle_timeout = Timeout};
+		_ -> St
+	end,
+	St3 = case Opts of
+		#{max_frame_size := Max} ->
+			St2#ws{max_frame_size = Max,
+				frame = mustang_ws_frame:init(#{deflate => St2#ws.deflate =/= undefined,
+					max_frame_size => Max})};
+		_ -> St2
+	end,
+	commands(Rest, St3);
+commands([{shutdown_reason, Reason} | Rest], St) ->
+	commands(Rest, St#ws{shutdown_reason = Reason});
+commands([Command | _], St) ->
+	handler_crash(St, error, {invalid_command, Command}, []).
+
+out_message(St = #ws{deflate = undefined}, Type, Data) ->
+	St#ws{out = [mustang_ws_frame:frame({Type, Data}) | St#ws.out]};
+out_message(St = #ws{deflate_on = false}, Type, Data) ->
+	St#ws{out = [mustang_ws_frame:frame({Type, Data}) | St#ws.out]};
+out_message(St = #ws{deflate = Deflate}, Type, Data) ->
+	{Compressed, Deflate2} = mustang_ws_deflate:deflate(Data, Deflate),
+	St#ws{deflate = Deflate2, out = [mustang_ws_frame:compressed_frame(Type, Compressed) | St#ws.out]}.
+
+set_active_mode(St = #ws{socket = undefined}, Active) ->
+	St2 = St#ws{active = Active},
+	case Active of
+		true -> ack(St2, 0);
+		false -> St2
+	end;
+set_active_mode(St = #ws{active = Active}, Active) ->
+	St;
+set_active_mode(St = #ws{transport = Transport, socket = Socket}, false) ->
+	_ = Transport:setopts(Socket, [{active, false}]),
+	St#ws{active = false};
+set_active_mode(St, true) ->
+	St2 = St#ws{active = true},
+	_ = set_active(St2),
+	St2.
+
+%% After a batch: send what the handler wrote, then wait for more.
+after_call(St0, _) ->
+	St = send_frames(St0),
+	case St#ws.hibernate of
+		true -> proc_lib:hibernate(?MODULE, loop, [St#ws{hibernate = false}]);
+		false -> loop(St)
+	end.
+
+send_frames(St = #ws{out = []}) ->
+	St;
+send_frames(St = #ws{out = Out}) ->
+	case write(St, lists:reverse(Out)) of
+		ok -> St#ws{out = []};
+		{error, Reason} -> terminate(St#ws{out = []}, {error, Reason})
+	end.
+
+write(#ws{transport = Transport, socket = Socket}, Data) when Socket =/= undefined ->
+	Transport:send(Socket, Data);
+write(#ws{stream = {ConnPid, StreamID}}, Data) ->
+	case stream_call(ConnPid, StreamID, {data, nofin, Data}) of
+		ok -> ok;
+		{error, Reason} -> {error, Reason}
+	end.
+
+%% Closing.
+
+%% The client closed: answer with the same code (1000 when it gave none),
+%% then close the connection (RFC 6455 5.5.1, 7.1.2).
+-spec remote_close(#ws{}, non_neg_integer(), any()) -> no_return().
+remote_close(St, Code, Reason) ->
+	St2 = send_frames(St#ws{out = [mustang_ws_frame:frame({close, Code, <<>>}) | St#ws.out]}),
+	terminate(St2, Reason).
+
+-spec protocol_error(#ws{}, 1002 | 1007 | 1009, atom()) -> no_return().
+protocol_error(St, Code, Reason) ->
+	log(St, notice, "mustang ~p: Websocket client ~s closed with ~b: ~s",
+		[St#ws.ref, peer(St), Code, Reason]),
+	St2 = St#ws{out = [mustang_ws_frame:frame({close, Code, <<>>}) | St#ws.out]},
+	Error = case Code of
+		1002 -> badframe;
+		1007 -> badencoding;
+		1009 -> badsize
+	end,
+	close(send_frames(St2), {error, Error}).
+
+-spec local_close(#ws{}, iodata(), any()) -> no_return().
+local_close(St, CloseFrame, Reason) ->
+	close(send_frames(St#ws{out = [CloseFrame | St#ws.out]}), Reason).
+
+%% Our close frame was sent: wait for the client's (discarding data) for up
+%% to close_timeout, then close the connection.
+-spec close(#ws{}, any()) -> no_return().
+close(St = #ws{close_timeout = Timeout}, Reason) ->
+	Deadline = case Timeout of
+		infinity -> infinity;
+		_ -> erlang:monotonic_time(millisecond) + Timeout
+	end,
+	_ = set_active(St#ws{active = true}),
+	close_wait(St, Reason, Deadline).
+
+close_wait(St = #ws{socket = Socket, messages = Messages, stream = Stream}, Reason, Deadline) ->
+	{OK, Closed, Error, Passive} = case Messages of
+		undefined -> {none, none, none, none};
+		_ -> Messages
+	end,
+	Wait = case Deadline of
+		infinity -> infinity;
+		_ -> max(0, Deadline - erlang:monotonic_time(millisecond))
+	end,
+	receive
+		{OK, Socket, Data} -> close_data(St, Reason, Deadline, Data);
+		{Stream, {data, Data}} -> close_data(St, Reason, Deadline, Data);
+		{Passive, Socket} ->
+			_ = set_active(St),
+			close_wait(St, Reason, Deadline);
+		{Closed, Socket} -> terminate(St, Reason);
+		{Error, Socket, _} -> terminate(St, Reason);
+		{Stream, fin} -> terminate(St, Reason)
+	after Wait ->
+		terminate(St, Reason)
+	end.
+
+close_data(St = #ws{frame = FrameSt}, Reason, Deadline, Data) ->
+	case mustang_ws_frame:parse(Data, FrameSt) of
+		{more, FrameSt2} -> close_wait(St#ws{frame = FrameSt2}, Reason, Deadline);
+		{data, _, _, _, _, Rest, FrameSt2} -> close_data(St#ws{frame = FrameSt2}, Reason, Deadline, Rest);
+		{frame, {close, _, _}, _, _} -> terminate(St, Reason);
+		{frame, close, _, _} -> terminate(St, Reason);
+		{frame, _, Rest, FrameSt2} -> close_data(St#ws{frame = FrameSt2}, Reason, Deadline, Rest);
+		{error, _, _} -> terminate(St, Reason)
+	end.
+
+-spec terminate(#ws{}, any()) -> no_return().
+terminate(St = #ws{handler = Handler, hstate = HState, req = Req}, Reason) ->
+	_ = case erlang:function_exported(Handler, terminate, 3) of
+		true ->
+			try Handler:terminate(Reason, Req, HState)
+			catch Class:Reason2:Stacktrace ->
+				log(St, error, "mustang ~p: Websocket handler ~p crashed in terminate/3: ~0p:~0p~n~p",
+					[St#ws.ref, Handler, Class, Reason2, Stacktrace])
+			end;
+		false -> ok
+	end,
+	_ = case St#ws.deflate of
+		undefined -> ok;
+		Deflate -> mustang_ws_deflate:close(Deflate)
+	end,
+	case St of
+		#ws{socket = undefined, stream = {ConnPid, StreamID}} ->
+			%% End our side of the stream; the connection ends the rest.
+			ConnPid ! {{ConnPid, StreamID}, {cast, {data, fin, <<>>}}};
+		#ws{transport = Transport, socket = Socket} ->
+			_ = Transport:close(Socket)
+	end,
+	exit(exit_reason(St#ws.shutdown_reason, Reason)).
+
+exit_reason(normal, {shutdown, _} = Shutdown) -> Shutdown;
+exit_reason(normal, _) -> normal;
+exit_reason(ShutdownReason, _) -> ShutdownReason.
+
+peer(#ws{req = #{peer := {IP, Port}}}) -> [inet:ntoa(IP), $:, integer_to_list(Port)];
+peer(_) -> "unknown".
+
+log(#ws{logger = Logger}, Level, Format, Args) ->
+	_ = Logger:Level(Format, Args),
+	ok.
+
+%% sys callbacks (HTTP/1.1: the process is the connection's).
+
+-spec system_continue(pid(), [sys:debug_option()], #ws{}) -> no_return().
+system_continue(_, _, St) ->
+	loop(St).
+
+-spec system_terminate(any(), pid(), [sys:debug_option()], #ws{}) -> no_return().
+system_terminate(Reason, _, _, St) ->
+	terminate(St, {shutdown, Reason}).
+
+-spec system_code_change(Misc, module(), any(), any()) -> {ok, Misc} when Misc :: #ws{}.
+system_code_change(Misc, _, _, _) ->
+	{ok, Misc}.
