@@ -28,7 +28,7 @@ type h2Transport struct {
 	mu         sync.Mutex // windows, settings, err; never held during I/O
 	cond       *sync.Cond
 	fmu        sync.Mutex // the framer's write side and bw
-	connSend   int64 // send windows (server's)
+	connSend   int64      // send windows (server's)
 	streamSend int64
 	initWin    int64 // server's SETTINGS_INITIAL_WINDOW_SIZE
 	maxFrame   int   // server's SETTINGS_MAX_FRAME_SIZE

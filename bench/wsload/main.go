@@ -122,8 +122,8 @@ type conn struct {
 	r        *run
 	inflight chan sent
 	drained  chan struct{} // a token when the last message in flight came back
-	frames0  atomic.Int64 // echoes counted in the measurement window
-	done     atomic.Int64 // echoes received in all
+	frames0  atomic.Int64  // echoes counted in the measurement window
+	done     atomic.Int64  // echoes received in all
 	h        hist
 	lastEcho atomic.Int64
 	closing  atomic.Bool
