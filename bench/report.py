@@ -2,11 +2,14 @@
 """Turn the raw outputs of bench/run.sh into a table, derived targets and
 PASS/FAIL lines (stdlib only).
 
-    bench/report.py _bench/results-YYYYmmdd-HHMMSS
+    bench/report.py _bench/results-YYYYmmdd-HHMMSS [BASELINE_DIR]
 
 Raw files are named <workload>-<server>.r<round>.txt (wrk for W1*, h2load
-for W2*, W3*, W4*, curl for W5*). Servers: "nginx", "mustang"
-(MUSTANG_REQUEST_PROCESS=false) and "mustang-rp" (MUSTANG_REQUEST_PROCESS=true).
+for W2*, W3*, W4*, curl for W5*, bench/wsload for W6*). Servers: "nginx",
+"mustang" (MUSTANG_REQUEST_PROCESS=false), "mustang-rp"
+(MUSTANG_REQUEST_PROCESS=true) and "wsref" (the Websocket reference server).
+With BASELINE_DIR (an earlier results directory, e.g. the previous commit's
+run), every figure also gets its ratio to that run's figure ("x base").
 Writes results.json beside them and prints the report on stdout.
 """
 import json
@@ -50,6 +53,34 @@ GOAL_W2A_X_COWBOY = 1.5
 GOAL_W4_X_COWBOY = 1.3
 GOAL_W5_X_COWBOY = 1.2
 
+# Websocket (BENCH.md W6a-W6f, Cowboy 2.13 beside nginx W1c 176.7k): frames/s,
+# or MB/s for the 64 KiB ones (BENCH.md does not say which MB; read as 10^6
+# bytes of payload per second, the unit wsload reports).
+WS_COWBOY = {
+    "W6a": (16_200.0, "frames/s"),
+    "W6b": (97_000.0, "frames/s"),
+    "W6c": (64_600.0, "frames/s"),
+    "W6d": (273.0, "MB/s"),
+    "W6e": (78.0, "MB/s"),
+    "W6f": (47_200.0, "frames/s"),
+}
+WS_GOALS = {"W6a": 1.3, "W6b": 2.0, "W6c": 2.5, "W6d": 2.0, "W6e": 2.5, "W6f": 1.3}
+WS_LABEL = {"wsref": "reference", "mustang": "mustang"}  # Websocket: rp=false only
+WS_BENCH = ["W6a", "W6b", "W6c", "W6d", "W6e", "W6f"]
+WS_BENCH_DESC = {
+    "W6a": "echo 1 KiB binary",
+    "W6b": "send 1 KiB binary",
+    "W6c": "send 1 KiB utf8 text",
+    "W6d": "send 64 KiB binary",
+    "W6e": "send 64 KiB utf8 text",
+    "W6f": "echo 1KiB binary 10 conns",
+}
+# The matrix, in report order (same as bench/run.sh).
+WS_MATRIX = ["W6m-%s-%s-%s-%s-%s" % (mode, kind, size, proto, defl)
+             for defl in ("plain", "deflate") for proto in ("h1", "h2")
+             for mode in ("echo", "send") for size in ("1k", "64k")
+             for kind in ("binary", "ascii", "mixed", "utf8")]
+
 WORKLOADS = ["W1a", "W1b", "W1c", "W2a", "W2b", "W3a", "W3b", "W4a", "W4b",
              "W5a", "W5b", "W5c"]
 SERVER_ORDER = ["nginx", "mustang", "mustang-rp"]
@@ -57,6 +88,7 @@ SERVER_LABEL = {
     "nginx": "nginx",
     "mustang": "mustang rp=false",
     "mustang-rp": "mustang rp=true",
+    "wsref": "reference",
 }
 MIB = 1048576
 BODY_MB = MIB / 1e6  # one 1 MiB request body in MB (10^6 bytes): 1.048576
@@ -170,20 +202,57 @@ def parse_curl(text):
     return r
 
 
+def parse_wsload(text):
+    """bench/wsload's JSON line: frames/s, MB/s (10^6 bytes of payload echoed
+    per second), latency percentiles, and errors (a mismatched echo, a
+    refused handshake or deflate, a closed connection)."""
+    r = {"tool": "wsload", "errors": []}
+    line = next((l for l in text.splitlines() if l.startswith("{")), None)
+    if line is None:
+        r["errors"].append("no wsload output")
+        return r
+    try:
+        d = json.loads(line)
+    except ValueError:
+        r["errors"].append("unreadable wsload output")
+        return r
+    if d.get("errors"):
+        r["errors"].append("%s error(s): %s" % (d["errors"], d.get("error", "?")[:160]))
+        return r
+    for key in ("frames_s", "mb_s", "p50_us", "p99_us", "frames", "seconds"):
+        if isinstance(d.get(key), (int, float)):
+            r[key] = float(d[key])
+    if "p99_us" in r:
+        r["p99_ms"] = r["p99_us"] / 1e3
+    if "p50_us" in r:
+        r["p50_ms"] = r["p50_us"] / 1e3
+    if d.get("extensions"):
+        r["extensions"] = d["extensions"]
+    if not r.get("frames"):
+        r["errors"].append("no frames echoed")
+    return r
+
+
+RAW_NAME = re.compile(r"^(W6m-[a-z]+-[a-z0-9]+-[0-9]+k-h[12]-[a-z]+|W\d[a-z])-([a-z0-9-]+?)"
+                      r"(?:\.r(\d+))?\.txt$")
+
+
 def load(resdir):
     """One result per (workload, server): the median of the rounds
     (files W1c-nginx.r1.txt, W1c-nginx.r2.txt, ...; a plain W1c-nginx.txt
     is one round), metric by metric, with every round's errors kept."""
     rounds = {}
     for name in sorted(os.listdir(resdir)):
-        m = re.match(r"^(W\d[a-z])-([a-z0-9-]+?)(?:\.r(\d+))?\.txt$", name)
+        m = RAW_NAME.match(name)
         if not m:
             continue
         wl, server, _ = m.groups()
         with open(os.path.join(resdir, name), errors="replace") as f:
             text = ANSI.sub("", f.read())
         first = text.splitlines()[0] if text else ""
-        if "h2load" in first:
+        if "wsload" in first:
+            r = parse_wsload(text)
+        elif "h2load" in first:
             r = parse_h2load(text)
         elif "curl" in first:
             r = parse_curl(text)
@@ -192,7 +261,8 @@ def load(resdir):
         m = re.search(r"^# exit: (\d+)", text, re.M)
         if m and m.group(1) != "0":
             r["errors"].append("exit %s" % m.group(1))
-        if "req_s" not in r and "seconds" not in r and not r["errors"]:
+        if ("req_s" not in r and "seconds" not in r and "frames_s" not in r
+                and not r["errors"]):
             r["errors"].append("no result parsed")
         rounds.setdefault(wl, {}).setdefault(server, []).append(r)
     results = {}
@@ -203,6 +273,8 @@ def load(resdir):
                 v = median([r.get(key) for r in rs])
                 if v is not None:
                     merged[key] = v
+                elif key == "extensions":
+                    merged[key] = next(r[key] for r in rs if key in r)
             results.setdefault(wl, {})[server] = merged
     return results
 
@@ -252,11 +324,32 @@ def h2_checks(p, s, res, x_nginx, x_cowboy):
         out("")
 
 
+def is_ws(wl):
+    return wl.startswith("W6")
+
+
+def base_ratio(base, wl, s, r):
+    """Ratio of a figure to the baseline run's (>1 = better now): rates
+    (req/s, frames/s) divided, times (W5 seconds) inverted."""
+    b = (base or {}).get(wl, {}).get(s)
+    if not b or b["errors"] or not r or r["errors"]:
+        return None
+    for key in ("frames_s", "req_s"):
+        if r.get(key) and b.get(key):
+            return r[key] / b[key]
+    if r.get("seconds") and b.get("seconds"):
+        return b["seconds"] / r["seconds"]
+    return None
+
+
 def main():
     resdir = sys.argv[1]
     results = load(resdir)
+    basedir = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None
+    base = load(basedir) if basedir else None
+    http_wls = [w for w in results if not is_ws(w)]
     servers = [s for s in SERVER_ORDER if any(s in results.get(w, {}) for w in WORKLOADS)]
-    servers += sorted({s for w in results.values() for s in w} - set(servers))
+    servers += sorted({s for w in http_wls for s in results[w]} - set(servers))
 
     ngx_w1c = results.get("W1c", {}).get("nginx", {}).get("req_s")
     scale = ngx_w1c / NGINX_REF_W1C if ngx_w1c else None
@@ -300,64 +393,73 @@ def main():
 
     out = []
     p = out.append
-    hdr = ("%-5s %-17s %11s %9s %9s %8s %8s %9s  %s"
+    if base is not None:
+        p("Baseline (x base = this run / that run, >1 = better now): %s" % basedir)
+    bcol = " %7s" % "x base" if base is not None else ""
+    hdr = ("%-5s %-17s %11s %9s %9s %8s %8s %9s%s  %s"
            % ("work", "server/mode", "req/s", "MB/s", "p99 ms", "seconds", "x nginx",
-              "x Cowboy*", "errors"))
-    p(hdr)
-    p("-" * len(hdr))
+              "x Cowboy*", bcol, "errors"))
     rows = []
-    for wl in WORKLOADS + sorted(set(results) - set(WORKLOADS)):
+    http_order = [w for w in WORKLOADS if w in results] + sorted(set(http_wls) - set(WORKLOADS))
+    if http_order:
+        p(hdr)
+        p("-" * len(hdr))
+    for wl in http_order:
         for s in servers:
             r = results.get(wl, {}).get(s)
             if r is None:
                 continue
             xn = x_nginx(wl, r) if s != "nginx" else None
             xc = x_cowboy(wl, r) if s != "nginx" else None
-            rows.append({"workload": wl, "server": s, **r, "x_nginx": xn, "x_cowboy_scaled": xc})
-            p("%-5s %-17s %11s %9s %9s %8s %8s %9s  %s" % (
+            xb = base_ratio(base, wl, s, r)
+            rows.append({"workload": wl, "server": s, **r, "x_nginx": xn, "x_cowboy_scaled": xc,
+                         "x_base": xb})
+            p("%-5s %-17s %11s %9s %9s %8s %8s %9s%s  %s" % (
                 wl, SERVER_LABEL.get(s, s), fmt(r.get("req_s"), ".0f"),
                 fmt(r.get("mb_s"), ".1f"), fmt(r.get("p99_ms"), ".3f"),
                 fmt(r.get("seconds"), ".3f"), fmt(xn, ".2f"), fmt(xc, ".2f"),
+                " %7s" % fmt(xb, ".2f") if base is not None else "",
                 "; ".join(r["errors"]) or "-"))
     p("")
-    rounds = max((r.get("rounds", 1) for servers in results.values() for r in servers.values()), default=1)
-    p("Figures are medians of %d round(s) of the whole sequence (BENCH_ROUNDS)." % rounds)
-    p("MB/s: W1* = wrk Transfer/sec, W2* = h2load's received bytes/s (responses, MiB/s);"
-      " W3*, W4* = h2load req/s x 1.048576 (1 MiB request bodies, in MB/s);"
-      " W5* = bytes uploaded / seconds (MB/s). p99 from wrk --latency (h2load gives none).")
-    p("seconds: W5* wall time of the whole curl upload (curl time_total).")
-    p("* x Cowboy = Cowboy 2.13's BENCH.md figure scaled by nginx in this run, compared on"
-      " req/s (W1, W2), MB/s (W3, W4) or seconds (W5: Cowboy time / Mustang time);"
-      " >1 = faster than Cowboy. Scale: nginx W1c / 176.7k for HTTP/1.1, nginx W2a /"
-      " 147.9k for HTTP/2 (W2, W4, W5b).")
-    if any(results.get(w, {}).get("nginx") for w in ("W4a", "W4b")):
-        p("  nginx W4: POST /read_body reads the whole body (mirror_request_body, see"
-          " bench/nginx.conf) and answers 200 \"ok\".")
-    if fallbacks:
-        p("  NOTE: %s scaled by the other protocol's nginx figure (the preferred one was"
-          " not run)." % ", ".join(sorted(fallbacks)))
-    p("")
+    if http_order:
+        rounds = max((r.get("rounds", 1) for servers in results.values() for r in servers.values()), default=1)
+        p("Figures are medians of %d round(s) of the whole sequence (BENCH_ROUNDS)." % rounds)
+        p("MB/s: W1* = wrk Transfer/sec, W2* = h2load's received bytes/s (responses, MiB/s);"
+          " W3*, W4* = h2load req/s x 1.048576 (1 MiB request bodies, in MB/s);"
+          " W5* = bytes uploaded / seconds (MB/s). p99 from wrk --latency (h2load gives none).")
+        p("seconds: W5* wall time of the whole curl upload (curl time_total).")
+        p("* x Cowboy = Cowboy 2.13's BENCH.md figure scaled by nginx in this run, compared on"
+          " req/s (W1, W2), MB/s (W3, W4) or seconds (W5: Cowboy time / Mustang time);"
+          " >1 = faster than Cowboy. Scale: nginx W1c / 176.7k for HTTP/1.1, nginx W2a /"
+          " 147.9k for HTTP/2 (W2, W4, W5b).")
+        if any(results.get(w, {}).get("nginx") for w in ("W4a", "W4b")):
+            p("  nginx W4: POST /read_body reads the whole body (mirror_request_body, see"
+              " bench/nginx.conf) and answers 200 \"ok\".")
+        if fallbacks:
+            p("  NOTE: %s scaled by the other protocol's nginx figure (the preferred one was"
+              " not run)." % ", ".join(sorted(fallbacks)))
+        p("")
 
-    if scale is None:
-        p("Derived targets: n/a (no nginx W1c result in this run)")
-    else:
-        p("Derived targets (nginx W1c this run = %.0f req/s; scale = %.0f / 176.7k = %.3f):"
-          % (ngx_w1c, ngx_w1c, scale))
-        p("  W1c target          = 0.45 x nginx W1c      = %.0f req/s" % (ACC_W1C_X_NGINX * ngx_w1c))
-        p("  Cowboy 2.13 scaled: W1a %.0f req/s (p99 %.2f ms, unscaled), W1b %.0f req/s,"
-          " W1c %.0f req/s (p99 %.1f ms), W3a %.0f MB/s, W3b %.0f MB/s, W5a %.2f s"
-          % (cowboy_scaled("W1a"), COWBOY_W1A_P99_MS, cowboy_scaled("W1b"),
-             cowboy_scaled("W1c"), COWBOY_W1C_P99_MS, cowboy_scaled("W3a"),
-             cowboy_scaled("W3b"), cowboy_scaled("W5a")))
-    if scale_h2 is not None:
-        p("Derived HTTP/2 targets (nginx W2a this run = %.0f req/s; scale = %.0f / 147.9k = %.3f):"
-          % (ngx_w2a, ngx_w2a, scale_h2))
-        p("  Cowboy 2.13 scaled: W2a %.0f req/s (goal 1.5x = %.0f), W2b %.0f req/s,"
-          " W4a %.0f MB/s, W4b %.0f MB/s, W5b %.2f s"
-          % (cowboy_scaled("W2a"), GOAL_W2A_X_COWBOY * cowboy_scaled("W2a"),
-             cowboy_scaled("W2b"), cowboy_scaled("W4a"), cowboy_scaled("W4b"),
-             cowboy_scaled("W5b")))
-    p("")
+        if scale is None:
+            p("Derived targets: n/a (no nginx W1c result in this run)")
+        else:
+            p("Derived targets (nginx W1c this run = %.0f req/s; scale = %.0f / 176.7k = %.3f):"
+              % (ngx_w1c, ngx_w1c, scale))
+            p("  W1c target          = 0.45 x nginx W1c      = %.0f req/s" % (ACC_W1C_X_NGINX * ngx_w1c))
+            p("  Cowboy 2.13 scaled: W1a %.0f req/s (p99 %.2f ms, unscaled), W1b %.0f req/s,"
+              " W1c %.0f req/s (p99 %.1f ms), W3a %.0f MB/s, W3b %.0f MB/s, W5a %.2f s"
+              % (cowboy_scaled("W1a"), COWBOY_W1A_P99_MS, cowboy_scaled("W1b"),
+                 cowboy_scaled("W1c"), COWBOY_W1C_P99_MS, cowboy_scaled("W3a"),
+                 cowboy_scaled("W3b"), cowboy_scaled("W5a")))
+        if scale_h2 is not None:
+            p("Derived HTTP/2 targets (nginx W2a this run = %.0f req/s; scale = %.0f / 147.9k = %.3f):"
+              % (ngx_w2a, ngx_w2a, scale_h2))
+            p("  Cowboy 2.13 scaled: W2a %.0f req/s (goal 1.5x = %.0f), W2b %.0f req/s,"
+              " W4a %.0f MB/s, W4b %.0f MB/s, W5b %.2f s"
+              % (cowboy_scaled("W2a"), GOAL_W2A_X_COWBOY * cowboy_scaled("W2a"),
+                 cowboy_scaled("W2b"), cowboy_scaled("W4a"), cowboy_scaled("W4b"),
+                 cowboy_scaled("W5b")))
+        p("")
 
     verdicts = {}
     for s in servers:
@@ -413,11 +515,130 @@ def main():
             p("  BENCH.md long-term goals (x Cowboy 2.13 scaled): " + ", ".join(goals))
         p("")
 
+    ws_rows = ws_report(p, resdir, results, base, basedir, scale_for, fallbacks)
+
     with open(os.path.join(resdir, "results.json"), "w") as f:
         json.dump({"nginx_w1c": ngx_w1c, "scale": scale, "nginx_w2a": ngx_w2a,
-                   "scale_h2": scale_h2, "rows": rows,
-                   "acceptance": verdicts}, f, indent=1)
+                   "scale_h2": scale_h2, "rows": rows, "ws_rows": ws_rows,
+                   "baseline": basedir, "acceptance": verdicts}, f, indent=1)
     print("\n".join(out))
+
+
+def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
+    """The Websocket table (W6a-W6f, then the W6m matrix): frames/s and MB/s
+    with ratios to the reference server (same workload, same run), to
+    Mustang's own HTTP/1.1 row (h2 rows, which have no reference), to Cowboy
+    2.13 scaled by nginx (W6a-W6f), and to the baseline run."""
+    order = [w for w in WS_BENCH + WS_MATRIX if w in results]
+    order += sorted(w for w in results if is_ws(w) and w not in order)
+    if not order:
+        return []
+    fell_back = set()
+    ws_servers = ["wsref", "mustang"]
+    ws_servers += sorted({s for w in order for s in results[w]} - set(ws_servers))
+
+    def cowboy(wl):
+        if wl not in WS_COWBOY:
+            return None
+        sc = scale_for(wl)
+        if sc is None:
+            return None
+        if wl in fallbacks:
+            fell_back.add(wl)
+        return WS_COWBOY[wl][0] * sc
+
+    def x_cowboy(wl, r):
+        cb = cowboy(wl)
+        if cb is None or not r or r["errors"]:
+            return None
+        v = r.get("frames_s") if WS_COWBOY[wl][1] == "frames/s" else r.get("mb_s")
+        return v / cb if v else None
+
+    def fig(wl, s, key="frames_s"):
+        r = results.get(wl, {}).get(s)
+        return r.get(key) if r and not r["errors"] else None
+
+    bcol = " %6s" % "x base" if base is not None else ""
+    hdr = ("%-30s %-9s %9s %8s %8s %8s %6s %6s %9s%s  %s"
+           % ("work", "server", "frames/s", "MB/s", "p50 ms", "p99 ms", "x ref", "x h1",
+              "x Cowboy*", bcol, "errors"))
+    p("Websocket (bench/wsload; rows without deflate unless named -deflate; HTTP/1.1 unless -h2):")
+    p(hdr)
+    p("-" * len(hdr))
+    rows = []
+    for wl in order:
+        for s in ws_servers:
+            r = results[wl].get(s)
+            if r is None:
+                continue
+            ref = fig(wl, "wsref")
+            v = fig(wl, s)
+            xr = v / ref if (s != "wsref" and ref and v) else None
+            xh = None
+            if "-h2-" in wl:
+                h1 = fig(wl.replace("-h2-", "-h1-"), s)
+                xh = v / h1 if (h1 and v) else None
+            xc = x_cowboy(wl, r)
+            xb = base_ratio(base, wl, s, r)
+            name = wl if wl not in WS_BENCH_DESC else "%s %s" % (wl, WS_BENCH_DESC[wl])
+            rows.append({"workload": wl, "server": s, **r, "x_ref": xr, "x_h1": xh,
+                         "x_cowboy_scaled": xc, "x_base": xb})
+            p("%-30s %-9s %9s %8s %8s %8s %6s %6s %9s%s  %s" % (
+                name[:30], WS_LABEL.get(s, s), fmt(r.get("frames_s"), ".0f"),
+                fmt(r.get("mb_s"), ".1f"), fmt(r.get("p50_ms"), ".3f"),
+                fmt(r.get("p99_ms"), ".3f"), fmt(xr, ".2f"), fmt(xh, ".2f"), fmt(xc, ".2f"),
+                " %6s" % fmt(xb, ".2f") if base is not None else "",
+                "; ".join(r["errors"]) or "-"))
+    p("")
+    rounds = max((r.get("rounds", 1) for w in order for r in results[w].values()), default=1)
+    p("Medians of %d round(s) (BENCH_ROUNDS)." % rounds)
+    p("frames/s: messages echoed per second (each verified byte for byte); MB/s: payload bytes"
+      " echoed per second (10^6); p50/p99: from a message's write to its echo. echo = one"
+      " message in flight; send = a window of messages in flight (256 of 1 KiB, 16 of 64 KiB).")
+    p("x ref: / the reference server (bench/wsref, HTTP/1.1 only) in this run; x h1: h2 row /"
+      " the same workload over HTTP/1.1 on the same server (no reference speaks RFC 8441).")
+    p("* x Cowboy: / Cowboy 2.13's BENCH.md figure x (nginx W1c this run / 176.7k), on frames/s"
+      " (W6a, W6b, W6c, W6f) or MB/s (W6d, W6e).")
+    lib = None
+    try:
+        with open(os.path.join(resdir, "meta.txt")) as f:
+            m = re.search(r"BENCH_WSREF_LIB=(\S+)", f.read())
+            lib = m.group(1) if m else None
+    except OSError:
+        pass
+    if any("wsref" in results[w] for w in order):
+        p("  reference: %s" % {
+            "auto": "bench/wsref -lib auto: gorilla/websocket, or coder/websocket (context takeover"
+                    " both ways) on -deflate rows",
+            "gorilla": "bench/wsref -lib gorilla (deflate without context takeover)",
+            "coder": "bench/wsref -lib coder (deflate with context takeover)",
+            "node": "Node ws (bench/wsref/ws_node.js; deflate with context takeover)",
+        }.get(lib, "see meta.txt (BENCH_WSREF_LIB)"))
+    goals, notes = [], []
+    for wl in WS_BENCH:
+        r = results.get(wl, {}).get("mustang")
+        xc = x_cowboy(wl, r) if r else None
+        if xc is not None:
+            goals.append("%s %.2fx/%.1fx %s" % (wl, xc, WS_GOALS[wl], "met" if xc >= WS_GOALS[wl] else "not met"))
+        elif r and not r["errors"] and cowboy(wl) is None:
+            notes.append(wl)
+    if goals:
+        p("  BENCH.md Websocket goals, mustang (x Cowboy 2.13 scaled): " + ", ".join(goals))
+    for b, t, key, unit in (("W6b", "W6c", "frames_s", "frames/s"), ("W6d", "W6e", "mb_s", "MB/s")):
+        vb, vt = fig(b, "mustang", key), fig(t, "mustang", key)
+        if vb and vt:
+            p("  text within 1.5x of binary: %s/%s = %.2f (%s) %s" % (
+                b, t, vb / vt, unit, "met" if vb / vt <= 1.5 else "not met"))
+    if fell_back:
+        p("  NOTE: %s scaled by nginx W2a / 147.9k (no nginx W1c in this run)." % ", ".join(sorted(fell_back)))
+    if notes:
+        p("  NOTE: no nginx W1c or W2a in this run: no Cowboy ratio for %s (add W1c)." % ", ".join(notes))
+    if base is not None:
+        missing = [w for w in order if w not in base]
+        if missing:
+            p("  baseline %s has no %s" % (basedir, ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else "")))
+    p("")
+    return rows
 
 
 if __name__ == "__main__":

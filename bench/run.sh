@@ -8,7 +8,11 @@
 #   Mustang demo, rp=false:             W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c
 #   Mustang demo, rp=true:              W1a W1b W1c W3a W3b W5a (HTTP/1.1 only)
 #   W5lin (not in the default set):     bench/h2_linear.sh, upload time vs size
-# and prints a table with ratios to nginx and to Cowboy 2.13 scaled by nginx.
+#   Websocket (bench/wsload client):    W6a-W6f against the reference server
+#                                       (bench/wsref) and the demo (rp=false);
+#                                       opt-in matrix W6matrix / W6m-<mode>-<kind>-<size>-<proto>-<deflate>
+# and prints a table with ratios to nginx and to Cowboy 2.13 scaled by nginx
+# (Websocket: to the reference server, to Cowboy, and to BENCH_BASELINE).
 # Raw outputs, logs and the table go to _bench/results-<timestamp>/.
 #
 # Env:
@@ -28,6 +32,14 @@
 #   BENCH_DEMO_CMD=scripts/run_demo.sh       command that runs the demo in the
 #                             foreground (to test this harness with a stand-in)
 #   BENCH_STRICT=1            exit 1 when an acceptance check FAILs
+#   BENCH_WS_DURATION=3s BENCH_WS_WARMUP=1s  measured time / untimed warm-up of
+#                             each Websocket run (wsload -duration / -warmup)
+#   BENCH_WSREF_LIB=auto      reference server: auto (gorilla, coder/websocket
+#                             when deflate is offered), gorilla, coder, node
+#   BENCH_WS_PATH=/ws BENCH_WS_DEFLATE_PATH=/ws   demo paths (plain / deflate)
+#   BENCH_BASELINE=_bench/results-XXXX  a previous run: the report adds ratios
+#                             to its figures ("x base")
+#   BENCH_WSREF_PORT=18083
 #   BENCH_NGINX_PORT=18080 BENCH_NGINX_H2_PORT=18082 BENCH_PORT=18081 BENCH_TLS_PORT=18443
 set -euo pipefail
 
@@ -46,7 +58,14 @@ W2A_N=${BENCH_W2A_REQUESTS:-200000}
 W2B_N=${BENCH_W2B_REQUESTS:-20000}
 W4_N=${BENCH_W4_REQUESTS:-2000}
 W5_BYTES=${BENCH_W5_BYTES:-1073741824}
-WORKLOADS=" ${BENCH_WORKLOADS:-W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c} "
+WORKLOADS=" ${BENCH_WORKLOADS:-W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c W6a W6b W6c W6d W6e W6f} "
+WS_DUR=${BENCH_WS_DURATION:-3s}
+WS_WARMUP=${BENCH_WS_WARMUP:-1s}
+WSREF_LIB=${BENCH_WSREF_LIB:-auto}
+WSREF_PORT=${BENCH_WSREF_PORT:-18083}
+WS_PATH=${BENCH_WS_PATH:-/ws}
+WS_DEFLATE_PATH=${BENCH_WS_DEFLATE_PATH:-/ws}
+BASELINE=${BENCH_BASELINE:-}
 MODES=${BENCH_MODES:-false true}
 DEMO_CMD=${BENCH_DEMO_CMD:-$ROOT/scripts/run_demo.sh}
 START_TIMEOUT=30
@@ -62,12 +81,53 @@ source "$ROOT/bench/lib.sh"
 want() { [[ "$WORKLOADS" == *" $1 "* ]]; }
 want_any() { local w; for w in "$@"; do want "$w" && return 0; done; return 1; }
 
+# Websocket workloads. W6a-W6f are BENCH.md's (HTTP/1.1, no deflate):
+#   id   mode kind   size  conns
+WS_BENCH=(
+  "W6a echo binary 1024 1"
+  "W6b send binary 1024 1"
+  "W6c send utf8 1024 1"
+  "W6d send binary 65536 1"
+  "W6e send utf8 65536 1"
+  "W6f echo binary 1024 10"
+)
+# The issue's matrix, opt-in (BENCH_WORKLOADS=W6matrix, or W6m-... ids,
+# which may be shell patterns: "W6m-send-*-h2-*"), 1 connection each:
+# W6m-<echo|send>-<binary|ascii|mixed|utf8>-<1k|64k>-<h1|h2>-<plain|deflate>,
+# listed in report order.
+WS_MATRIX=()
+for defl in plain deflate; do for proto in h1 h2; do for mode in echo send; do
+  for size in 1k 64k; do for kind in binary ascii mixed utf8; do
+    WS_MATRIX+=("W6m-$mode-$kind-$size-$proto-$defl")
+  done; done
+done; done; done
+
+expanded=""
 for w in $WORKLOADS; do
   case $w in
-    W1a | W1b | W1c | W2a | W2b | W3a | W3b | W4a | W4b | W5a | W5b | W5c | W5lin) ;;
+    W1a | W1b | W1c | W2a | W2b | W3a | W3b | W4a | W4b | W5a | W5b | W5c | W5lin) expanded+=" $w" ;;
+    W6a | W6b | W6c | W6d | W6e | W6f) expanded+=" $w" ;;
+    W6matrix) expanded+=" ${WS_MATRIX[*]}" ;;
+    W6m-*)
+      found=0
+      for m in "${WS_MATRIX[@]}"; do
+        # shellcheck disable=SC2053
+        if [[ $m == $w ]]; then expanded+=" $m"; found=1; fi
+      done
+      ((found)) || die "BENCH_WORKLOADS: '$w' matches no W6m-<echo|send>-<binary|ascii|mixed|utf8>-<1k|64k>-<h1|h2>-<plain|deflate> workload"
+      ;;
     *) die "BENCH_WORKLOADS: unknown workload '$w'" ;;
   esac
 done
+WORKLOADS="$expanded "
+WS_SELECTED=()   # selected Websocket workloads, in run order
+for e in "${WS_BENCH[@]}"; do want "${e%% *}" && WS_SELECTED+=("${e%% *}"); done
+for m in "${WS_MATRIX[@]}"; do want "$m" && WS_SELECTED+=("$m"); done
+if [[ -n "$BASELINE" ]]; then
+  [[ -d "$BASELINE" ]] || die "BENCH_BASELINE: no directory '$BASELINE'"
+  BASELINE=$(cd "$BASELINE" && pwd)
+fi
+case $WSREF_LIB in auto | gorilla | coder | node) ;; *) die "BENCH_WSREF_LIB: auto, gorilla, coder or node" ;; esac
 [[ "$W5_BYTES" =~ ^[0-9]+$ ]] || die "BENCH_W5_BYTES: expected a byte count, got '$W5_BYTES'"
 
 mkdir -p "$WORK"
@@ -82,6 +142,37 @@ flock -n 9 || die "another bench/run.sh is running (lock $WORK/.lock)"
 for t in wrk h2load nginx curl flock; do
   command -v "$t" >/dev/null || die "$t not found (run scripts/setup.sh)"
 done
+# Websocket tools: bench/wsload (client) and bench/wsref (reference server),
+# built with Go into _tools/go/bin when missing or when their sources changed
+# (a hash of the sources is kept beside the binary).
+GO_BIN="$ROOT/_tools/go/bin"
+go_cmd() { command -v go || { [[ -x /usr/local/go/bin/go ]] && echo /usr/local/go/bin/go; } || true; }
+go_tool() { # name: builds bench/<name> into $GO_BIN/<name> when needed
+  local name=$1 src="$ROOT/bench/$1" bin="$GO_BIN/$1" hash go
+  hash=$(cd "$src" && cat go.mod go.sum ./*.go | sha256sum | cut -d' ' -f1)
+  [[ -x "$bin" && -f "$bin.srchash" && $(cat "$bin.srchash") == "$hash" ]] && return 0
+  go=$(go_cmd)
+  [[ -n "$go" ]] || die "go not found (needed to build bench/$name; scripts/setup.sh installs golang-go)"
+  say "building bench/$name into _tools/go/bin/$name"
+  mkdir -p "$GO_BIN"
+  (cd "$src" && env GOPATH="$ROOT/_tools/go/path" GOCACHE="$ROOT/_tools/go/cache" \
+    GOMODCACHE="$ROOT/_tools/go/modcache" GOFLAGS=-modcacherw "$go" build -o "$bin.tmp" .) \
+    || die "go build of bench/$name failed"
+  mv "$bin.tmp" "$bin"
+  echo "$hash" >"$bin.srchash"
+}
+WSLOAD="$GO_BIN/wsload"
+WSREF="$GO_BIN/wsref"
+if ((${#WS_SELECTED[@]})); then
+  go_tool wsload
+  [[ "$WSREF_LIB" == node ]] || go_tool wsref
+  if [[ "$WSREF_LIB" == node && ! -d "$ROOT/_tools/node/node_modules/ws" ]]; then
+    command -v npm >/dev/null || die "npm not found (BENCH_WSREF_LIB=node)"
+    say "installing ws into _tools/node"
+    npm install --prefix "$ROOT/_tools/node" --no-audit --no-fund ws@8 >/dev/null || die "npm install ws failed"
+  fi
+fi
+
 PY="$ROOT/_tools/venv/bin/python"
 [[ -x "$PY" ]] || PY=$(command -v python3) || die "python3 not found"
 
@@ -96,6 +187,7 @@ want_any W5a W5b W5c && make_file "$W5_FILE" "$W5_BYTES"
 # --- process handling ---------------------------------------------------------
 NGINX_PID=""
 DEMO_PID=""
+WSREF_PID=""
 FAILED_RUNS=0
 
 cleanup() {
@@ -104,6 +196,7 @@ cleanup() {
   stop_pid "$TOOL_PID" "load tool"
   stop_pid "$DEMO_PID" "mustang demo"
   stop_pid "$NGINX_PID" nginx
+  stop_pid "$WSREF_PID" "websocket reference server"
   exit "$rc"
 }
 trap cleanup EXIT
@@ -224,6 +317,52 @@ upload_w5() { # id server
   sleep 1
 }
 
+start_wsref() {
+  local logf="$RES/wsref.log"
+  port_open "$WSREF_PORT" && die "port $WSREF_PORT already in use (BENCH_WSREF_PORT)"
+  if [[ "$WSREF_LIB" == node ]]; then
+    NODE_PATH="$ROOT/_tools/node/node_modules" node "$ROOT/bench/wsref/ws_node.js" "$HOST" "$WSREF_PORT" \
+      </dev/null >>"$logf" 2>&1 &
+  else
+    "$WSREF" -addr "$HOST:$WSREF_PORT" -lib "$WSREF_LIB" </dev/null >>"$logf" 2>&1 &
+  fi
+  WSREF_PID=$!
+  wait_http "http://$HOST:$WSREF_PORT/" "$WSREF_PID" "websocket reference server" "$logf" \
+    || die "the Websocket reference server did not start"
+  say "websocket reference server ($WSREF_LIB) up on $HOST:$WSREF_PORT (pid $WSREF_PID)"
+}
+
+# ws_run <id> <server> <port>: one wsload run; the raw file holds the
+# command, wsload's JSON line and the exit status.
+ws_secs() { local d; d=$(dur_s "$1"); d=${d%%.*}; echo $((${d:-0} + 1)); }
+WS_LIMIT=$(($(ws_secs "$WS_DUR") + $(ws_secs "$WS_WARMUP") + 40))
+ws_run() {
+  local id=$1 server=$2 port=$3 mode kind size conns proto=h1 defl=plain path=$WS_PATH
+  local args e
+  if [[ $id == W6m-* ]]; then
+    IFS=- read -r _ mode kind size proto defl <<<"$id"
+    conns=1
+    case $size in 1k) size=1024 ;; 64k) size=65536 ;; esac
+  else
+    for e in "${WS_BENCH[@]}"; do
+      [[ "${e%% *}" == "$id" ]] && read -r _ mode kind size conns <<<"$e"
+    done
+  fi
+  args=(-proto "$proto" -mode "$mode" -kind "$kind" -size "$size" -conns "$conns"
+    -duration "$WS_DUR" -warmup "$WS_WARMUP")
+  if [[ $defl == deflate ]]; then
+    args+=(-deflate)
+    path=$WS_DEFLATE_PATH
+  fi
+  say "$id $server: wsload ${args[*]} (round $ROUND)"
+  run_tool "$RES/$id-$server.r$ROUND.txt" "$WS_LIMIT" "$WSLOAD" -url "ws://$HOST:$port$path" "${args[@]}"
+  grep '^{' "$RES/$id-$server.r$ROUND.txt" | "$PY" -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l)
+    print("    %s frames/s, %s MB/s, p99 %s us, errors %s %s" % (d.get("frames_s"), d.get("mb_s"),
+          d.get("p99_us"), d.get("errors"), d.get("error", "")))' || true
+}
+
 warmup() { # port
   [[ "$WARMUP" == 0 || "$WARMUP" == 0s ]] && return 0
   run_bg /dev/null 60 wrk -t2 -c10 "-d$WARMUP" "http://$HOST:$1/" || true
@@ -255,10 +394,17 @@ demo_alive() { # reports a dead demo once per start
   echo "h2load: $(h2load --version 2>&1 | head -n1)"
   echo "curl: $(curl --version 2>&1 | head -n1)"
   echo "demo command: $DEMO_CMD"
+  if ((${#WS_SELECTED[@]})); then
+    echo "BENCH_WS_DURATION=$WS_DUR BENCH_WS_WARMUP=$WS_WARMUP BENCH_WSREF_LIB=$WSREF_LIB ws paths: $WS_PATH $WS_DEFLATE_PATH"
+    echo "go: $("$(go_cmd)" version 2>/dev/null || echo '?')"
+  fi
+  echo "baseline: ${BASELINE:-none}"
 } >"$RES/meta.txt"
 say "results in $RES"
 
 ROUNDS=${BENCH_ROUNDS:-3}
+WS_SECONDS=0
+RUN_T0=$SECONDS
 for ROUND in $(seq 1 "$ROUNDS"); do
 # --- nginx reference ------------------------------------------------------------
 if want_any W1a W1b W1c W2a W2b W4a W4b; then
@@ -275,6 +421,18 @@ if want_any W1a W1b W1c W2a W2b W4a W4b; then
   NGINX_PID=""
 fi
 
+# --- Websocket reference server (HTTP/1.1 rows only) -------------------------------
+WS_REF=()
+for id in "${WS_SELECTED[@]}"; do [[ $id == *-h2-* ]] || WS_REF+=("$id"); done
+if ((${#WS_REF[@]})); then
+  t0=$SECONDS
+  start_wsref
+  for id in "${WS_REF[@]}"; do ws_run "$id" wsref "$WSREF_PORT"; done
+  stop_pid "$WSREF_PID" "websocket reference server"
+  WSREF_PID=""
+  WS_SECONDS=$((WS_SECONDS + SECONDS - t0))
+fi
+
 # --- Mustang, each request mode ---------------------------------------------------
 for rp in $MODES; do
   case $rp in
@@ -282,6 +440,12 @@ for rp in $MODES; do
     true) server=mustang-rp ;;
     *) die "BENCH_MODES: expected true/false, got '$rp'" ;;
   esac
+  # skip a mode with nothing to run (Websocket and HTTP/2 run with rp=false only)
+  if [[ $rp == true ]]; then
+    want_any W1a W1b W1c W3a W3b W5a || continue
+  else
+    want_any W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c || ((${#WS_SELECTED[@]})) || continue
+  fi
   start_demo "$rp"
   DEMO_DIED=0
   warmup "$DEMO_PORT"
@@ -303,6 +467,13 @@ for rp in $MODES; do
   if [[ $rp == false ]]; then
     for id in W5b W5c; do demo_alive "$rp" && upload_w5 "$id" "$server"; done
   fi
+  # Websocket: the connection process runs the Websocket after the upgrade,
+  # so the rp=false mode only.
+  if [[ $rp == false ]] && ((${#WS_SELECTED[@]})); then
+    t0=$SECONDS
+    for id in "${WS_SELECTED[@]}"; do demo_alive "$rp" && ws_run "$id" "$server" "$DEMO_PORT"; done
+    WS_SECONDS=$((WS_SECONDS + SECONDS - t0))
+  fi
   demo_alive "$rp" || true   # also catches a death during the last run
   stop_demo
 done
@@ -318,8 +489,12 @@ if want W5lin; then
 fi
 
 # --- report -------------------------------------------------------------------------
+{
+  echo "elapsed: $((SECONDS - RUN_T0)) s in all"
+  ((${#WS_SELECTED[@]})) && echo "websocket: $WS_SECONDS s of wsload runs (reference server and demo)"
+} | tee -a "$RES/meta.txt"
 echo
-"$PY" "$ROOT/bench/report.py" "$RES" | tee "$RES/table.txt"
+"$PY" "$ROOT/bench/report.py" "$RES" ${BASELINE:+"$BASELINE"} | tee "$RES/table.txt"
 if [[ -f "$RES/lin/table.txt" ]]; then
   echo | tee -a "$RES/table.txt"
   tee -a "$RES/table.txt" <"$RES/lin/table.txt"

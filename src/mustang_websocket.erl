@@ -23,7 +23,7 @@
 %% max_frame_size}}, {shutdown_reason, Term}. Frames of one batch of
 %% commands are written with one send.
 %%
-%% Terminate reasons: normal (the handler closed), stop, timeout, remote,
+%% Terminate reasons: stop (the handler closed), timeout, remote,
 %% {remote, Code, Reason}, {error, badencoding | badframe | badsize | closed
 %% | Reason}, {crash, Class, Reason}.
 %%
@@ -452,9 +452,9 @@ commands([Frame | Rest], St) when Frame =:= ping; Frame =:= pong;
 		element(1, Frame) =:= ping; element(1, Frame) =:= pong ->
 	commands(Rest, St#ws{out = [mustang_ws_frame:frame(Frame) | St#ws.out]});
 commands([close | _], St) ->
-	local_close(St, mustang_ws_frame:frame(close), normal);
+	local_close(St, mustang_ws_frame:frame(close), stop);
 commands([{close, Code, Reason} | _], St) ->
-	local_close(St, mustang_ws_frame:frame({close, Code, Reason}), normal);
+	local_close(St, mustang_ws_frame:frame({close, Code, Reason}), stop);
 commands([{active, Active} | Rest], St) when is_boolean(Active) ->
 	commands(Rest, set_active_mode(St, Active));
 commands([{deflate, On} | Rest], St) when is_boolean(On) ->
