@@ -257,9 +257,14 @@ init_state(Handler, HState, Req, Opts, Deflate) ->
 start(St0, Buffer) ->
 	St = start_idle_tick(St0),
 	_ = set_active(St),
-	case erlang:function_exported(St#ws.handler, websocket_init, 1) of
-		true -> after_call(handler_call(St, websocket_init, undefined), Buffer);
-		false -> after_call(St, Buffer)
+	St2 = case erlang:function_exported(St#ws.handler, websocket_init, 1) of
+		true -> handler_call(St, websocket_init, undefined);
+		false -> St
+	end,
+	%% Frames the client sent right behind its handshake request.
+	case Buffer of
+		<<>> -> after_call(St2);
+		_ -> after_call(frames(St2#ws{received = true}, Buffer))
 	end.
 
 start_idle_tick(St = #ws{idle_timeout = infinity}) -> St;
@@ -304,7 +309,7 @@ loop(St = #ws{socket = Socket, messages = Messages, stream = Stream, parent = Pa
 		{system, From, Request} when Parent =/= undefined ->
 			sys:handle_system_msg(Request, From, Parent, ?MODULE, [], St);
 		Msg ->
-			after_call(handler_call(St, websocket_info, Msg), <<>>)
+			after_call(handler_call(St, websocket_info, Msg))
 	end.
 
 update_dynbuf(_, #ws{socket = undefined}) ->
@@ -339,7 +344,7 @@ idle_tick(St = #ws{idle_ticks = Ticks}) ->
 %% Incoming bytes: every frame they hold is handled, and the frames the
 %% handler answers with are written with one send at the end.
 data(St, Data) ->
-	after_call(frames(St, Data), <<>>).
+	after_call(frames(St, Data)).
 
 frames(St = #ws{frame = FrameSt}, Data) ->
 	case mustang_ws_frame:parse(Data, FrameSt) of
@@ -502,7 +507,7 @@ set_active_mode(St, true) ->
 	St2.
 
 %% After a batch: send what the handler wrote, then wait for more.
-after_call(St0, _) ->
+after_call(St0) ->
 	St = send_frames(St0),
 	case St#ws.hibernate of
 		true -> proc_lib:hibernate(?MODULE, loop, [St#ws{hibernate = false}]);

@@ -342,10 +342,15 @@ deflate(Data, fin, St0) ->
 	St = #ws_deflate{deflate = Z} = open_deflate(St0),
 	Out = iolist_to_binary(zlib:deflate(Z, Data, sync)),
 	_ = [zlib:deflateReset(Z) || not St#ws_deflate.server_takeover],
-	%% A sync flush always ends with the 4 bytes of an empty stored block.
+	%% A sync flush ends with the 4 bytes of an empty stored block, which
+	%% are removed (RFC 7692 7.2.1). With nothing to flush (an empty message
+	%% after another), zlib writes nothing: the message is then the single
+	%% byte 0x00, an empty block without its tail (RFC 7692 7.2.3.6).
 	Size = byte_size(Out) - 4,
-	<<Payload:Size/binary, ?TAIL>> = Out,
-	{Payload, St}.
+	case Out of
+		<<Payload:Size/binary, ?TAIL>> -> {Payload, St};
+		_ -> {<<Out/binary, 0>>, St}
+	end.
 
 open_deflate(St = #ws_deflate{deflate = undefined, server_bits = Bits, level = Level,
 		mem_level = MemLevel, strategy = Strategy}) ->

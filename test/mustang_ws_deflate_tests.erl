@@ -164,6 +164,21 @@ context_takeover_test() ->
 	%% Inflated by a fresh raw inflater.
 	?assertEqual(Msg, raw_inflate(Second, 15)).
 
+%% An empty message right after another: zlib has nothing to flush, and the
+%% payload must be the single byte 0x00 (RFC 7692 7.2.3.6), which a client
+%% inflates to nothing. (It used to crash the connection.)
+empty_after_message_test() ->
+	St = session(<<"permessage-deflate">>, #{}),
+	{A, St2} = mustang_ws_deflate:deflate(<<"a">>, St),
+	{B, St3} = mustang_ws_deflate:deflate(<<>>, St2),
+	{C, _} = mustang_ws_deflate:deflate(<<"a">>, St3),
+	?assertEqual(<<0>>, iolist_to_binary(B)),
+	Z = zlib:open(),
+	ok = zlib:inflateInit(Z, -15),
+	Inflate = fun(Data) -> iolist_to_binary(zlib:inflate(Z, [Data, <<0, 0, 255, 255>>])) end,
+	?assertEqual([<<"a">>, <<>>, <<"a">>], [Inflate(X) || X <- [A, B, C]]),
+	zlib:close(Z).
+
 raw_inflate(Data, Bits) ->
 	Z = zlib:open(),
 	ok = zlib:inflateInit(Z, -Bits),
