@@ -297,7 +297,7 @@ loop(St = #ws{socket = Socket, messages = Messages, stream = Stream, parent = Pa
 		{Error, Socket, Reason} ->
 			terminate(St, {error, Reason});
 		{Stream, {data, Data}} ->
-			data(ack(St#ws{received = true}, byte_size(Data)), Data);
+			relayed(ack(St#ws{received = true}, byte_size(Data)), Data, 64);
 		{Stream, fin} ->
 			terminate(St, {error, closed});
 		{?MODULE, idle_tick} ->
@@ -345,6 +345,19 @@ idle_tick(St = #ws{idle_ticks = Ticks}) ->
 %% handler answers with are written with one send at the end.
 data(St, Data) ->
 	after_call(frames(St, Data)).
+
+%% HTTP/2: the connection relays each DATA frame as a message. Those
+%% already in the mailbox are handled before the answers are written, so
+%% that a burst of small messages costs one call to the connection, not
+%% one per message.
+relayed(St0 = #ws{stream = Stream}, Data, Left) ->
+	St = frames(St0, Data),
+	receive
+		{Stream, {data, More}} when Left > 0 ->
+			relayed(ack(St, byte_size(More)), More, Left - 1)
+	after 0 ->
+		after_call(St)
+	end.
 
 frames(St = #ws{frame = FrameSt}, Data) ->
 	case mustang_ws_frame:parse(Data, FrameSt) of
