@@ -3,8 +3,8 @@
 %% to fit. Large bodies get large reads (fewer messages, fewer appends); idle
 %% and small-request connections keep a small buffer (less memory).
 %%
-%% The size doubles when the average passes 90% of it and halves when the
-%% average falls below 40%, within [Min, Max]. It is disabled (undefined) when
+%% The size doubles when the average passes 90% of it or a read fills it,
+%% and halves when the average falls below 40%, within [Min, Max]. It is disabled (undefined) when
 %% the user sets `buffer` in socket_opts, or sets dynamic_buffer => false.
 -module(mustang_dynbuf).
 
@@ -31,6 +31,15 @@ update(_, undefined) ->
 update(DataSize, {Size, Average0, Min, Max}) ->
 	Average = (Average0 * 7 + DataSize) bsr 3,
 	if
+		%% A read that filled the buffer left data in the socket: messages a
+		%% little larger than the buffer (a 1 KiB Websocket frame and its
+		%% header) would otherwise always take two reads, and their average
+		%% never pass 90%.
+		%% The average is raised to half the new size, or the next reads
+		%% (smaller than the buffer, as they now fit) would halve it back.
+		DataSize >= Size, Size < Max ->
+			NewSize = min(Size * 2, Max),
+			{{NewSize, max(Average, NewSize div 2), Min, Max}, NewSize};
 		Average * 10 > Size * 9, Size < Max ->
 			NewSize = min(Size * 2, Max),
 			{{NewSize, Average, Min, Max}, NewSize};
