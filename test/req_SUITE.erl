@@ -419,8 +419,8 @@ read_body(Config) ->
 	?assertEqual(<<"application/x-test">>, header(<<"content-type">>, Resp)).
 
 read_body_length_10mb(Config) ->
-	doc("read_body/2 with length 1000000 reads a 10 MB body in several calls; the total "
-		"is exact."),
+	doc("read_body/2 with length 1000000 reads a 10 MB body in several calls (at least 4); "
+		"the total is exact."),
 	Size = 10 * 1024 * 1024,
 	S = connect(port(Config)),
 	ok = send(S, post("/read_body/length", [], binary:copy(<<"0123456789abcdef">>, Size div 16))),
@@ -428,7 +428,11 @@ read_body_length_10mb(Config) ->
 	?assertMatch(#{status := 200}, Resp),
 	[Total, Calls] = binary:split(maps:get(body, Resp), <<" ">>),
 	?assertEqual(Size, binary_to_integer(Total)),
-	?assert(binary_to_integer(Calls) >= 10, {calls, Calls}),
+	%% Each call returns at least `length` bytes and at most what was
+	%% buffered with them: in process mode up to about 1 MB waits in the
+	%% connection between calls (it stops reading above that), so a call
+	%% returns at most about 2.3 MB.
+	?assert(binary_to_integer(Calls) >= 4, {calls, Calls}),
 	close(S).
 
 read_body_period(Config) ->
