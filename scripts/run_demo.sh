@@ -23,8 +23,4 @@ if [[ ! -f "$APP_EBIN/mustang.app" || ! -f "$DEMO_EBIN/mustang_demo.beam" ]]; th
   echo "run_demo: not built ($APP_EBIN/mustang.app or $DEMO_EBIN/mustang_demo.beam missing); run 'make demo' first" >&2
   exit 1
 fi
-# No scheduler busy-wait: on a small machine the client (or the other
-# processes) get the core an idle scheduler would spin on. Measured on the
-# 2-core bench machine (doc/guide/performance.md): Websocket echo with 10
-# connections 32k -> 44k messages/s, W1c 41k -> 45k req/s.
-exec erl +Bd +sbwt none +sbwtdcpu none +sbwtdio none -noshell -pa "$APP_EBIN" -pa "$DEMO_EBIN" -eval 'mustang_demo:start()' "$@"
+exec erl +Bd -noshell -pa "$APP_EBIN" -pa "$DEMO_EBIN" -eval 'mustang_demo:start()' "$@"
