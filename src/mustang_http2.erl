@@ -156,8 +156,9 @@
 	got_settings = false :: boolean(),
 	%% A header block spread over CONTINUATION frames:
 	%% {StreamID, IsFin, Fragments (newest first), Size}.
+	%% IsFin is `reset` for a block whose stream is reset once it is decoded.
 	continuation = undefined :: undefined
-		| {pos_integer(), mustang_http2_frame:fin(), [binary()], non_neg_integer()},
+		| {pos_integer(), mustang_http2_frame:fin() | reset, [binary()], non_neg_integer()},
 	decoder :: mustang_hpack:state(),
 	encoder :: mustang_hpack:state(),
 	%% Settings: ours awaiting ACK (with their timer), the peer's in effect.
@@ -540,11 +541,40 @@ frames_other(St, Bin, Max) ->
 			%% a header block (RFC 9113 6.10).
 			expect_no_continuation(St),
 			frames1(St, Rest);
+		{stream_error, StreamID, _, _, Rest} when binary_part(Bin, 3, 1) =:= <<1>> ->
+			%% A HEADERS frame whose stream depends on itself: its header
+			%% block is still decoded, so that HPACK stays in step with the
+			%% client (RFC 9113 4.3), then the stream is reset.
+			expect_no_continuation(St),
+			frames1(self_dependent_headers(St, Bin, StreamID), Rest);
 		{stream_error, StreamID, Code, Reason, Rest} ->
 			expect_no_continuation(St),
 			frames1(stream_error(St, StreamID, Code, Reason), Rest);
 		{connection_error, Code, Reason} ->
 			connection_error(Code, Reason)
+	end.
+
+%% The parser checked the frame's lengths and padding; only the block is
+%% taken out here. The block goes through header_block/4 with `reset`.
+self_dependent_headers(St = #st{opts = Opts}, Bin, StreamID) ->
+	<<Len:24, _:8, Flags:8, _:32, Payload:Len/binary, _/bits>> = Bin,
+	Fragment = case Flags band 16#8 of
+		0 ->
+			<<_:40, F/binary>> = Payload,
+			F;
+		_ ->
+			<<PadLen:8, Padded/binary>> = Payload,
+			FragmentLen = byte_size(Padded) - PadLen - 5,
+			<<_:40, F:FragmentLen/binary, _/binary>> = Padded,
+			F
+	end,
+	check_headers_stream(St, StreamID),
+	case Flags band 16#4 of
+		0 ->
+			check_block_size(byte_size(Fragment), Opts),
+			St#st{continuation = {StreamID, reset, [Fragment], byte_size(Fragment)}};
+		_ ->
+			header_block(St, StreamID, reset, Fragment)
 	end.
 
 -spec connection_error(mustang_http2_frame:error_code(), atom()) -> no_return().
@@ -771,6 +801,20 @@ check_headers_stream(_, _) ->
 
 %% Header blocks: a new request, trailers, or an error. The block is always
 %% decoded, so the HPACK context stays in step with the client's (RFC 9113 4.3).
+header_block(St = #st{decoder = Decoder, opts = Opts, last_stream_id = Last}, StreamID, reset,
+		Block) ->
+	case mustang_hpack:decode(Block, Decoder,
+			#{max_decoded_size => maps:get(max_header_list_size, Opts)}) of
+		{error, compression_error, Reason} ->
+			connection_error(compression_error, Reason);
+		{_, _, Decoder2} ->
+			St2 = case StreamID > Last of
+				true -> St#st{last_stream_id = StreamID, skipped = skip(Last, StreamID, St#st.skipped)};
+				false -> St
+			end,
+			stream_error(St2#st{decoder = Decoder2}, StreamID, protocol_error,
+				'A stream cannot depend on itself. (RFC9113 5.3.1)')
+	end;
 header_block(St = #st{decoder = Decoder, opts = Opts}, StreamID, IsFin, Block) ->
 	MaxList = maps:get(max_header_list_size, Opts),
 	case mustang_hpack:decode(Block, Decoder, #{max_decoded_size => MaxList}) of

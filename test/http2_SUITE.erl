@@ -56,6 +56,7 @@ groups() ->
 			flow_control_backpressure,
 			goaway_on_stop,
 			content_length_mismatch,
+			self_dependent_headers,
 			handler_crash,
 			header_list_size,
 			settings_timeout,
@@ -316,6 +317,53 @@ assert_not_cut(R) ->
 	eq("GOAWAY code", none, goaway_code(R), R),
 	eq("status of a request on the same connection", 200, get_in([still_usable], R), R),
 	eq("status on a new connection", 200, get_in([fresh_status], R), R).
+
+%% A HEADERS frame whose stream depends on itself.
+
+self_dependent_headers(Config) ->
+	doc("A HEADERS frame whose stream depends on itself is reset with PROTOCOL_ERROR, and "
+		"its header block still updates the HPACK table: the next request refers to the "
+		"entry it added and is answered 200. (RFC 9113 4.3, 5.3.1)"),
+	{ok, S} = gen_tcp:connect("127.0.0.1", ?config(port, Config),
+		[binary, {active, false}, {packet, raw}]),
+	Request = [{<<":method">>, <<"GET">>}, {<<":scheme">>, <<"http">>},
+		{<<":authority">>, <<"localhost">>}, {<<":path">>, <<"/">>},
+		{<<"x-added">>, <<"to the dynamic table">>}],
+	{Block1, Enc1} = mustang_hpack:encode(Request, mustang_hpack:init()),
+	%% Same fields again: the encoder refers to the entries the first
+	%% block inserted.
+	{Block2, _} = mustang_hpack:encode(Request, Enc1),
+	B1 = iolist_to_binary(Block1),
+	Len1 = byte_size(B1) + 5,
+	%% END_STREAM | END_HEADERS | PRIORITY, stream 1 depending on stream 1.
+	SelfDependent = <<Len1:24, 1:8, 16#25:8, 0:1, 1:31, 0:1, 1:31, 15:8, B1/binary>>,
+	ok = gen_tcp:send(S, [mustang_http2_frame:preface(), mustang_http2_frame:settings(#{}),
+		SelfDependent, mustang_http2_frame:headers(3, fin, Block2)]),
+	Frames = h2_read_frames(S, <<>>, [], 3000),
+	ok = gen_tcp:close(S),
+	ct:log("~p", [Frames]),
+	case {lists:member({rst_stream, 1, protocol_error}, Frames),
+			[F || F = {headers, 3, _, _, _} <- Frames], [F || F = {goaway, _, _, _} <- Frames]} of
+		{true, [_ | _], []} -> ok;
+		_ -> ct:fail("expected RST_STREAM(1, PROTOCOL_ERROR), a response on stream 3 and no "
+			"GOAWAY; got ~p", [Frames])
+	end.
+
+%% Frames until stream 3 ends (or Timeout ms).
+h2_read_frames(S, Buffer, Acc, Timeout) ->
+	case mustang_http2_frame:parse(Buffer, 16384) of
+		{ok, Frame = {data, 3, fin, _}, _} ->
+			lists:reverse([Frame | Acc]);
+		{ok, Frame = {headers, 3, fin, _, _}, _} ->
+			lists:reverse([Frame | Acc]);
+		{ok, Frame, Rest} ->
+			h2_read_frames(S, Rest, [Frame | Acc], Timeout);
+		_ ->
+			case gen_tcp:recv(S, 0, Timeout) of
+				{ok, Data} -> h2_read_frames(S, <<Buffer/binary, Data/binary>>, Acc, Timeout);
+				{error, Reason} -> lists:reverse([{recv_error, Reason} | Acc])
+			end
+	end.
 
 %% h2spec.
 
