@@ -5,6 +5,7 @@
 
 -export([start_link/2]).
 -export([init/3]).
+-export([socket_info/2]).
 
 -spec start_link(mustang:ref(), module()) -> pid().
 start_link(Ref, Transport) ->
@@ -63,3 +64,20 @@ close(Transport, Socket, Reason) ->
 	logger:debug("mustang: closing connection: ~0p", [Reason]),
 	Transport:close(Socket),
 	exit(normal).
+
+%% The addresses and the client certificate of a connection, for the Req;
+%% error when the peer already left.
+-spec socket_info(module(), mustang_transport:socket())
+	-> {ok, {inet:ip_address(), inet:port_number()}, {inet:ip_address(), inet:port_number()},
+		binary() | undefined} | error.
+socket_info(Transport, Socket) ->
+	case {Transport:peername(Socket), Transport:sockname(Socket)} of
+		{{ok, Peer}, {ok, Sock}} ->
+			Cert = case Transport:peercert(Socket) of
+				{ok, Der} -> Der;
+				_ -> undefined
+			end,
+			{ok, Peer, Sock, Cert};
+		_ ->
+			error
+	end.

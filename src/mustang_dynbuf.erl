@@ -11,6 +11,8 @@
 -export([new/1]).
 -export([update/2]).
 -export([size/1]).
+-export([for_listener/2]).
+-export([update_socket/4]).
 
 -opaque dynbuf() :: {Size :: pos_integer(), Average :: non_neg_integer(),
 	Min :: pos_integer(), Max :: pos_integer()}.
@@ -53,3 +55,32 @@ update(DataSize, {Size, Average0, Min, Max}) ->
 -spec size(dynbuf() | undefined) -> pos_integer() | undefined.
 size(undefined) -> undefined;
 size({Size, _, _, _}) -> Size.
+
+%% The dynamic buffer of a new connection of listener Ref, for the
+%% dynamic_buffer protocol option: off when the listener's socket_opts set
+%% `buffer` (the user chose a size).
+-spec for_listener(mustang:ref(), false | {pos_integer(), pos_integer()}) -> dynbuf() | undefined.
+for_listener(Ref, Setting) ->
+	UserBuffer = try mustang_registry:get_transport_opts(Ref) of
+		#{socket_opts := SocketOpts} -> lists:keymember(buffer, 1, SocketOpts);
+		_ -> false
+	catch error:badarg ->
+		false
+	end,
+	case UserBuffer of
+		true -> undefined;
+		false -> new(Setting)
+	end.
+
+%% update/2 for a socket read of Size bytes, setting the socket's `buffer`
+%% when the size changes.
+-spec update_socket(non_neg_integer(), dynbuf() | undefined, module(), mustang_transport:socket())
+	-> dynbuf() | undefined.
+update_socket(Size, DynBuf0, Transport, Socket) ->
+	case update(Size, DynBuf0) of
+		{DynBuf, keep} ->
+			DynBuf;
+		{DynBuf, NewSize} ->
+			_ = Transport:setopts(Socket, [{buffer, NewSize}]),
+			DynBuf
+	end.

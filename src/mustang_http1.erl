@@ -184,21 +184,13 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 	Limits = maps:merge(mustang_http1_codec:default_limits(),
 		maps:with(maps:keys(mustang_http1_codec:default_limits()), Opts)),
 	#{active_n := ActiveN} = Opts,
-	DynBuf = case user_set_buffer(Ref) of
-		true -> undefined;
-		false -> mustang_dynbuf:new(maps:get(dynamic_buffer, Opts))
-	end,
+	DynBuf = mustang_dynbuf:for_listener(Ref, maps:get(dynamic_buffer, Opts)),
 	SockOpts = case mustang_dynbuf:size(DynBuf) of
 		undefined -> [{active, ActiveN}];
 		Size -> [{active, ActiveN}, {buffer, Size}]
 	end,
-	case {Transport:setopts(Socket, SockOpts), Transport:peername(Socket),
-			Transport:sockname(Socket)} of
-		{ok, {ok, Peer}, {ok, Sock}} ->
-			Cert = case Transport:peercert(Socket) of
-				{ok, Der} -> Der;
-				_ -> undefined
-			end,
+	case {Transport:setopts(Socket, SockOpts), mustang_conn:socket_info(Transport, Socket)} of
+		{ok, {ok, Peer, Sock, Cert}} ->
 			St = #st{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
 				messages = Transport:messages(), opts = Opts, limits = Limits,
 				env = maps:get(env, Opts), middlewares = maps:get(middlewares, Opts),
@@ -220,14 +212,6 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 			%% The peer left before we could look at the socket.
 			Transport:close(Socket),
 			exit(normal)
-	end.
-
-user_set_buffer(Ref) ->
-	try mustang_registry:get_transport_opts(Ref) of
-		#{socket_opts := SocketOpts} -> lists:keymember(buffer, 1, SocketOpts);
-		_ -> false
-	catch error:badarg ->
-		false
 	end.
 
 start_idle_tick(#st{idle_timeout = infinity}) -> ok;
@@ -307,16 +291,7 @@ passive(St = #st{transport = Transport, socket = Socket, active_n = N}, Buffer) 
 	loop(St, Buffer).
 
 update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf}) ->
-	update_dynbuf(Size, Transport, Socket, DynBuf).
-
-update_dynbuf(Size, Transport, Socket, DynBuf0) ->
-	case mustang_dynbuf:update(Size, DynBuf0) of
-		{DynBuf, keep} ->
-			DynBuf;
-		{DynBuf, NewSize} ->
-			_ = Transport:setopts(Socket, [{buffer, NewSize}]),
-			DynBuf
-	end.
+	mustang_dynbuf:update_socket(Size, DynBuf, Transport, Socket).
 
 idle_tick(St = #st{received = true}, Buffer) ->
 	start_idle_tick(St),
@@ -438,13 +413,9 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 %% use it): only for requests without a body, whose Connection header names
 %% both Upgrade and HTTP2-Settings, with valid settings.
 h2c_upgrade(#{headers := Headers = #{<<"http2-settings">> := Settings64}}) ->
-	Tokens = fun(Name) ->
-		[string:trim(T) || T <- binary:split(string:lowercase(maps:get(Name, Headers, <<>>)),
-			<<",">>, [global])]
-	end,
-	case lists:member(<<"h2c">>, Tokens(<<"upgrade">>))
-			andalso lists:member(<<"upgrade">>, Tokens(<<"connection">>))
-			andalso lists:member(<<"http2-settings">>, Tokens(<<"connection">>)) of
+	case mustang_http_hd:has_token(<<"upgrade">>, <<"h2c">>, Headers)
+			andalso mustang_http_hd:has_token(<<"connection">>, <<"upgrade">>, Headers)
+			andalso mustang_http_hd:has_token(<<"connection">>, <<"http2-settings">>, Headers) of
 		true ->
 			try base64:decode(pad64(<< <<(urlsafe(C))>> || <<C>> <= Settings64 >>)) of
 				Payload ->
@@ -587,7 +558,7 @@ complete_response(Stream = #stream{resp = none}, ok) ->
 	{_, Stream2} = command({response, 204, #{}, <<>>}, Stream),
 	Stream2;
 complete_response(Stream = #stream{resp = none}, {request_error, Reason, _}) ->
-	{_, Stream2} = command({response, request_error_status(Reason), #{}, <<>>},
+	{_, Stream2} = command({response, mustang_middleware:request_error_status(Reason), #{}, <<>>},
 		Stream#stream{keepalive = false}),
 	Stream2;
 complete_response(Stream = #stream{resp = none}, {crash, _, _, _}) ->
@@ -603,10 +574,6 @@ complete_response(Stream, _) ->
 	%% close-delimited): only closing tells the client.
 	Stream#stream{keepalive = false}.
 
-request_error_status({read_body, timeout}) -> 408;
-request_error_status({read_body, {Status, _}}) -> Status;
-request_error_status({read_urlencoded_body, too_large}) -> 413;
-request_error_status(_) -> 400.
 
 %% Unread body: discard it when it is small enough, else close (RFC 9112 9.3).
 %% A client that asked for 100-continue and was never told to continue may
@@ -689,7 +656,8 @@ read_inline_loop(Stream = #stream{socket = Socket, transport = Transport,
 		max(0, Deadline - erlang:monotonic_time(millisecond))),
 	receive
 		{OK, Socket, Data} ->
-			DynBuf = update_dynbuf(byte_size(Data), Transport, Socket, Stream#stream.dynbuf),
+			DynBuf = mustang_dynbuf:update_socket(byte_size(Data), Stream#stream.dynbuf,
+				Transport, Socket),
 			case decode_body(Data, Stream#stream{dynbuf = DynBuf}) of
 				{ok, Decoded, Stream2 = #stream{body = done}} ->
 					{fin, lists:reverse(Acc, [Decoded]), Stream2};
@@ -819,7 +787,7 @@ send_response(Status, Headers0, Body, Stream = #stream{head = Head}) ->
 		{sendfile, _, Length, _} -> Length;
 		_ -> iolist_size(Body)
 	end,
-	NoBody = no_body_status(Status),
+	NoBody = mustang_http1_codec:no_body_status(Status),
 	Headers1 = maps:remove(<<"transfer-encoding">>, Headers0),
 	Headers = case NoBody of
 		true -> maps:remove(<<"content-length">>, Headers1);
@@ -838,7 +806,7 @@ send_response(Status, Headers0, Body, Stream = #stream{head = Head}) ->
 %% content-length; for HTTP/1.0 without one, the end of the body is the end
 %% of the connection.
 send_headers(Status, Headers, Stream = #stream{version = Version}) ->
-	{Resp, Headers2, Stream2} = case {no_body_status(Status), Headers, Version} of
+	{Resp, Headers2, Stream2} = case {mustang_http1_codec:no_body_status(Status), Headers, Version} of
 		{true, _, _} ->
 			{done, Headers, Stream};
 		{false, #{<<"content-length">> := _}, _} ->
@@ -850,11 +818,6 @@ send_headers(Status, Headers, Stream = #stream{version = Version}) ->
 	end,
 	Stream3 = Stream2#stream{resp = Resp},
 	{send(Stream3, head(Status, Headers2, Stream3)), Stream3}.
-
-no_body_status(Status) when is_integer(Status) ->
-	Status =:= 204 orelse Status =:= 304 orelse (Status >= 100 andalso Status < 200);
-no_body_status(<<S1, S2, S3, _/bits>>) ->
-	no_body_status(list_to_integer([S1, S2, S3])).
 
 head(Status, Headers, #stream{version = Version, keepalive = Keepalive}) ->
 	Connection = case {Version, Keepalive} of

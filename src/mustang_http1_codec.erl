@@ -16,6 +16,7 @@
 -export([parse_request/4]).
 -export([check_partial/2]).
 -export([parse_host/1]).
+-export([no_body_status/1]).
 -export([default_limits/0]).
 
 %% Bodies.
@@ -953,3 +954,11 @@ reason_phrase(503) -> <<"Service Unavailable">>;
 reason_phrase(504) -> <<"Gateway Timeout">>;
 reason_phrase(505) -> <<"HTTP Version Not Supported">>;
 reason_phrase(_) -> <<"Unknown">>.
+
+%% Statuses whose responses never have a body (RFC 9110 6.4.1): 1xx, 204
+%% and 304.
+-spec no_body_status(100..999 | binary()) -> boolean().
+no_body_status(Status) when is_integer(Status) ->
+	Status =:= 204 orelse Status =:= 304 orelse (Status >= 100 andalso Status < 200);
+no_body_status(<<S1, S2, S3, _/bits>>) ->
+	no_body_status(list_to_integer([S1, S2, S3])).

@@ -246,7 +246,7 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 	ActiveN = maps:get(active_n, Opts),
 	DynBuf = case Conn of
 		#{dynbuf := D} -> D;
-		_ -> new_dynbuf(Ref, Opts)
+		_ -> mustang_dynbuf:for_listener(Ref, maps:get(dynamic_buffer, Opts))
 	end,
 	SockOpts = case mustang_dynbuf:size(DynBuf) of
 		undefined -> [{active, ActiveN}];
@@ -254,7 +254,7 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 	end,
 	Info = case Conn of
 		#{peer := P, sock := S} -> {ok, P, S, maps:get(cert, Conn, undefined)};
-		_ -> socket_info(Transport, Socket)
+		_ -> mustang_conn:socket_info(Transport, Socket)
 	end,
 	case {Transport:setopts(Socket, SockOpts), Info} of
 		{ok, {ok, Peer, Sock, Cert}} ->
@@ -288,29 +288,6 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 		_ ->
 			Transport:close(Socket),
 			exit(normal)
-	end.
-
-new_dynbuf(Ref, Opts) ->
-	UserBuffer = try mustang_registry:get_transport_opts(Ref) of
-		#{socket_opts := SocketOpts} -> lists:keymember(buffer, 1, SocketOpts);
-		_ -> false
-	catch error:badarg -> false
-	end,
-	case UserBuffer of
-		true -> undefined;
-		false -> mustang_dynbuf:new(maps:get(dynamic_buffer, Opts))
-	end.
-
-socket_info(Transport, Socket) ->
-	case {Transport:peername(Socket), Transport:sockname(Socket)} of
-		{{ok, Peer}, {ok, Sock}} ->
-			Cert = case Transport:peercert(Socket) of
-				{ok, Der} -> Der;
-				_ -> undefined
-			end,
-			{ok, Peer, Sock, Cert};
-		_ ->
-			error
 	end.
 
 %% Our SETTINGS (only what differs from the defaults of RFC 9113 6.5.2), then
@@ -407,14 +384,8 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 		loop(flush_out(St))
 	end.
 
-update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf0}) ->
-	case mustang_dynbuf:update(Size, DynBuf0) of
-		{DynBuf, keep} ->
-			DynBuf;
-		{DynBuf, NewSize} ->
-			_ = Transport:setopts(Socket, [{buffer, NewSize}]),
-			DynBuf
-	end.
+update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf}) ->
+	mustang_dynbuf:update_socket(Size, DynBuf, Transport, Socket).
 
 idle_tick(St = #st{streams = Streams, received = Received, idle_ticks = Ticks}) ->
 	start_idle_tick(St),
@@ -685,15 +656,12 @@ data_end(St = #st{streams = Streams}, StreamID, fin) ->
 				'The DATA length differs from the content-length header. (RFC9113 8.1.1)');
 		#{StreamID := Stream = #stream{remote = open, relay = true, pid = Pid}} ->
 			_ = is_pid(Pid) andalso (Pid ! {{self(), StreamID}, fin}),
-			remote_fin(St, Stream#stream{remote = fin});
+			maybe_close_stream(St, Stream#stream{remote = fin});
 		#{StreamID := Stream = #stream{remote = open}} ->
-			remote_fin(St, maybe_reply_read(Stream#stream{remote = fin}));
+			maybe_close_stream(St, maybe_reply_read(Stream#stream{remote = fin}));
 		_ ->
 			St
 	end.
-
-remote_fin(St, Stream) ->
-	maybe_close_stream(St, Stream).
 
 %% Other frames.
 
@@ -1150,8 +1118,8 @@ command(St, Stream = #stream{local = idle, head = Head}, Tag, From,
 		{sendfile, _, L, _} -> L;
 		_ -> iolist_size(Body)
 	end,
-	NoBody = Head orelse no_body_status(Status),
-	Headers = case no_body_status(Status) of
+	NoBody = Head orelse mustang_http1_codec:no_body_status(Status),
+	Headers = case mustang_http1_codec:no_body_status(Status) of
 		true -> maps:remove(<<"content-length">>, Headers0);
 		false -> Headers0#{<<"content-length">> => integer_to_binary(Length)}
 	end,
@@ -1166,7 +1134,7 @@ command(St, Stream = #stream{local = idle, head = Head}, Tag, From,
 command(St, Stream = #stream{local = idle, head = Head}, Tag, From, {headers, Status, Headers}) ->
 	reply(Tag, From, ok),
 	Fields = mustang_http2_headers:response(Status, Headers, mustang_clock:rfc7231()),
-	case Head orelse no_body_status(Status) of
+	case Head orelse mustang_http1_codec:no_body_status(Status) of
 		true -> send_headers(St, Stream#stream{local = fin}, Fields, fin);
 		false -> send_headers(St, Stream#stream{local = headers}, Fields, nofin)
 	end;
@@ -1187,11 +1155,6 @@ command(St, #stream{local = fin, head = true}, Tag, From, Command)
 command(St, #stream{local = Local}, Tag, From, Command) ->
 	reply(Tag, From, {error, {invalid_command, element(1, Command), Local}}),
 	St.
-
-no_body_status(Status) when is_integer(Status) ->
-	Status =:= 204 orelse Status =:= 304 orelse (Status >= 100 andalso Status < 200);
-no_body_status(<<S1, S2, S3, _/bits>>) ->
-	no_body_status(list_to_integer([S1, S2, S3])).
 
 send_headers(St, Stream, Fields, IsFin) ->
 	{St2, Stream2} = send_headers_keep(St, Stream, Fields, IsFin),
@@ -1515,7 +1478,7 @@ handler_done(St, Stream, Result) ->
 			command(St, Stream, undefined, undefined, {response, 204, #{}, <<>>});
 		{idle, {request_error, Reason, _}} ->
 			command(St, Stream, undefined, undefined,
-				{response, request_error_status(Reason), #{}, <<>>});
+				{response, mustang_middleware:request_error_status(Reason), #{}, <<>>});
 		{idle, _} ->
 			command(St, Stream, undefined, undefined, {response, 500, #{}, <<>>});
 		{headers, ok} ->
@@ -1540,10 +1503,6 @@ finish_request_body(St = #st{streams = Streams}, StreamID) ->
 		_ ->
 			St
 	end.
-
-request_error_status({read_body, timeout}) -> 408;
-request_error_status({read_urlencoded_body, too_large}) -> 413;
-request_error_status(_) -> 400.
 
 log_result(_, _, ok) -> ok;
 log_result(_, _, closed) -> ok;

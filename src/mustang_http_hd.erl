@@ -20,6 +20,7 @@
 
 %% Dispatch.
 -export([parse/2]).
+-export([has_token/3]).
 
 %% Parsing, in alphabetical order of field name.
 -export([parse_accept/1]).
@@ -126,6 +127,20 @@ parse(<<"upgrade">>, Value) -> parse_upgrade(Value);
 parse(<<"vary">>, Value) -> parse_vary(Value);
 parse(<<"x-forwarded-for">>, Value) -> parse_x_forwarded_for(Value);
 parse(_, _) -> {error, unknown_header}.
+
+%% Whether the list-valued header Name of a request (connection, upgrade...)
+%% is there, valid, and names Token (lowercase).
+-spec has_token(binary(), binary(), #{binary() => binary()}) -> boolean().
+has_token(Name, Token, Headers) ->
+	case Headers of
+		#{Name := Value} ->
+			case parse(Name, Value) of
+				{ok, Tokens} -> lists:member(Token, Tokens);
+				{error, _} -> false
+			end;
+		_ ->
+			false
+	end.
 
 %% Accept (RFC 9110 12.5.1), with the accept-ext parameters after the weight that
 %% RFC 7231 allowed and Cowboy returns.

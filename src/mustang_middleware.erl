@@ -16,6 +16,7 @@
 
 -export([run/3]).
 -export([request_process/3]).
+-export([request_error_status/1]).
 
 -type env() :: #{atom() => any()}.
 -type result() :: ok | {request_error, any(), atom()} | {crash, atom(), any(), list()}.
@@ -67,3 +68,10 @@ request_process(Req, Env, Middlewares) ->
 		ok -> ok;
 		Error -> exit({shutdown, {mustang_request, Error}})
 	end.
+
+%% The status answered for a request_error result when nothing was sent yet.
+-spec request_error_status(any()) -> 400..599.
+request_error_status({read_body, timeout}) -> 408;
+request_error_status({read_body, {Status, _}}) -> Status;
+request_error_status({read_urlencoded_body, too_large}) -> 413;
+request_error_status(_) -> 400.

@@ -118,14 +118,10 @@
 is_upgrade_request(#{version := 'HTTP/2', method := <<"CONNECT">>, protocol := Protocol}) ->
 	string:lowercase(Protocol) =:= <<"websocket">>;
 is_upgrade_request(#{version := 'HTTP/1.1', method := <<"GET">>, headers := Headers}) ->
-	has_token(<<"upgrade">>, maps:get(<<"connection">>, Headers, <<>>))
-		andalso has_token(<<"websocket">>, maps:get(<<"upgrade">>, Headers, <<>>));
+	mustang_http_hd:has_token(<<"connection">>, <<"upgrade">>, Headers)
+		andalso mustang_http_hd:has_token(<<"upgrade">>, <<"websocket">>, Headers);
 is_upgrade_request(_) ->
 	false.
-
-has_token(Token, Value) ->
-	lists:member(Token, [string:trim(T) || T <- binary:split(string:lowercase(iolist_to_binary(Value)),
-		<<",">>, [global])]).
 
 -spec upgrade(Req, Env, module(), any()) -> {ok, Req, Env}
 	when Req :: mustang_req:req(), Env :: mustang_middleware:env().
@@ -312,15 +308,8 @@ loop(St = #ws{socket = Socket, messages = Messages, stream = Stream, parent = Pa
 			after_call(handler_call(St, websocket_info, Msg))
 	end.
 
-update_dynbuf(_, #ws{socket = undefined}) ->
-	undefined;
-update_dynbuf(Size, #ws{transport = Transport, socket = Socket, dynbuf = DynBuf0}) ->
-	case mustang_dynbuf:update(Size, DynBuf0) of
-		{DynBuf, keep} -> DynBuf;
-		{DynBuf, NewSize} ->
-			_ = Transport:setopts(Socket, [{buffer, NewSize}]),
-			DynBuf
-	end.
+update_dynbuf(Size, #ws{transport = Transport, socket = Socket, dynbuf = DynBuf}) ->
+	mustang_dynbuf:update_socket(Size, DynBuf, Transport, Socket).
 
 %% HTTP/2: bytes handled are acknowledged in steps, which lets the
 %% connection open the stream window again; an inactive handler stops
