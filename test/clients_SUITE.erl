@@ -11,7 +11,7 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--import(mustang_test, [doc/1]).
+-import(mustang_test, [doc/1, root/0, run/3]).
 
 suite() ->
 	[{timetrap, {seconds, 120}}].
@@ -81,17 +81,6 @@ end_per_group(_, Config) ->
 
 %% Helpers.
 
-root() ->
-	root(code:lib_dir(mustang)).
-
-root("/") ->
-	error(repository_root_not_found);
-root(Dir) ->
-	case filelib:is_regular(filename:join(Dir, "rebar.config")) of
-		true -> Dir;
-		false -> root(filename:dirname(Dir))
-	end.
-
 python() ->
 	case os:getenv("MUSTANG_PYTHON") of
 		Python when is_list(Python), Python =/= "" ->
@@ -102,23 +91,6 @@ python() ->
 				true -> Venv;
 				false -> os:find_executable("python3")
 			end
-	end.
-
-%% Runs a program (no shell); returns {ExitStatus, Output} with stderr merged.
-run(Exe, Args, Timeout) ->
-	Port = open_port({spawn_executable, Exe},
-		[{args, Args}, binary, exit_status, stderr_to_stdout, use_stdio, hide]),
-	Deadline = erlang:monotonic_time(millisecond) + Timeout,
-	collect(Port, [], Deadline).
-
-collect(Port, Acc, Deadline) ->
-	Wait = max(0, Deadline - erlang:monotonic_time(millisecond)),
-	receive
-		{Port, {data, Data}} -> collect(Port, [Data | Acc], Deadline);
-		{Port, {exit_status, Status}} -> {Status, iolist_to_binary(lists:reverse(Acc))}
-	after Wait ->
-		catch port_close(Port),
-		{timeout, iolist_to_binary(lists:reverse(Acc))}
 	end.
 
 curl(Config, Args) ->

@@ -18,7 +18,7 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("proper/include/proper.hrl").
 
--import(mustang_test, [doc/1]).
+-import(mustang_test, [doc/1, root/0, python/0, tool/3, run/3, kill_port/1]).
 
 -define(MAX_STREAM_ID, 2147483647).
 
@@ -157,69 +157,6 @@ with_listener(Name, Transport, ProtoExtra, Config, Fun) ->
 	end.
 
 %% Tools.
-
-root() ->
-	root(code:lib_dir(mustang)).
-
-root("/") ->
-	error(repository_root_not_found);
-root(Dir) ->
-	case filelib:is_regular(filename:join(Dir, "rebar.config")) of
-		true -> Dir;
-		false -> root(filename:dirname(Dir))
-	end.
-
-python() ->
-	case os:getenv("MUSTANG_PYTHON") of
-		Python when is_list(Python), Python =/= "" ->
-			filename:absname(Python, root());
-		_ ->
-			filename:join(root(), "_tools/venv/bin/python")
-	end.
-
-%% A required executable: $EnvVar, then the candidates, then PATH; fails the
-%% test when none is there.
-tool(Name, EnvVar, Candidates) ->
-	Env = case EnvVar of
-		undefined -> [];
-		_ -> [P || P <- [os:getenv(EnvVar)], is_list(P), P =/= ""]
-	end,
-	case [P || P <- Env ++ Candidates, filelib:is_regular(P)] of
-		[Path | _] -> Path;
-		[] ->
-			case os:find_executable(Name) of
-				false -> ct:fail("~s not found: run scripts/setup.sh", [Name]);
-				Path -> Path
-			end
-	end.
-
-%% Runs a program (no shell): {ExitStatus | timeout, Output}, stderr merged.
-run(Exe, Args, Timeout) ->
-	run(Exe, Args, Timeout, []).
-
-run(Exe, Args, Timeout, Env) ->
-	Port = open_port({spawn_executable, Exe},
-		[{args, Args}, {env, Env}, binary, exit_status, stderr_to_stdout, use_stdio, hide]),
-	Deadline = erlang:monotonic_time(millisecond) + Timeout,
-	collect_output(Port, [], Deadline).
-
-collect_output(Port, Acc, Deadline) ->
-	Wait = max(0, Deadline - erlang:monotonic_time(millisecond)),
-	receive
-		{Port, {data, Data}} -> collect_output(Port, [Data | Acc], Deadline);
-		{Port, {exit_status, Status}} -> {Status, iolist_to_binary(lists:reverse(Acc))}
-	after Wait ->
-		kill_port(Port),
-		{timeout, iolist_to_binary(lists:reverse(Acc))}
-	end.
-
-kill_port(Port) ->
-	case erlang:port_info(Port, os_pid) of
-		{os_pid, OsPid} -> os:cmd("kill -9 " ++ integer_to_list(OsPid));
-		undefined -> ok
-	end,
-	catch port_close(Port),
-	ok.
 
 %% Runs one case of h2_frames.py; returns its JSON line decoded.
 py(Config, Case, Port, Args) ->
