@@ -398,9 +398,15 @@ curl_h2c_upgrade_post(Config) ->
 	doc("curl --http2 POST with a body on the clear port: the upgrade is ignored and the "
 		"request is answered over HTTP/1.1, body read whole."),
 	File = data_file(Config, "100k.bin", 102400),
-	eq("curl body and http_version", <<"102400 2 1.1">>,
-		curl(["--http2", "-H", "Expect:", "--data-binary", "@" ++ File,
-			"-w", " %{http_version}", url(Config, "/read_body")]), #{}).
+	Out = curl(["--http2", "-H", "Expect:", "--data-binary", "@" ++ File,
+		"-w", " %{http_version}", url(Config, "/read_body")]),
+	%% "<bytes> <read_body calls> <version>". The handler reads 64 KiB at a
+	%% time, but read_body may return more when it is already buffered (as
+	%% Cowboy's does), so one call or two are both correct.
+	[Bytes, Calls, Version] = binary:split(Out, <<" ">>, [global]),
+	eq("bytes read", <<"102400">>, Bytes, Out),
+	is("1 or 2 read_body calls", lists:member(Calls, [<<"1">>, <<"2">>]), Out),
+	eq("http_version", <<"1.1">>, Version, Out).
 
 curl_prior_knowledge(Config) ->
 	doc("curl --http2-prior-knowledge (h2c without upgrade) gets 'HTTP/2'. (RFC 9113 3.3)"),
