@@ -11,7 +11,7 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("stdlib/include/assert.hrl").
 
--import(mustang_test, [doc/1, root/0, run/3]).
+-import(mustang_test, [doc/1, root/0, run/3, require_python/2]).
 
 suite() ->
 	[{timetrap, {seconds, 120}}].
@@ -52,11 +52,7 @@ init_per_suite(Config) ->
 		false -> ct:fail("curl not found: run scripts/setup.sh");
 		C -> C
 	end,
-	Python = python(),
-	case run(Python, ["-c", "import httpx"], 30000) of
-		{0, _} -> ok;
-		{_, Out} -> ct:fail("~s cannot import httpx (run scripts/setup.sh): ~s", [Python, Out])
-	end,
+	Python = require_python(python(), ["httpx"]),
 	File = filename:join(?config(priv_dir, Config), "5mb.bin"),
 	ok = file:write_file(File, binary:copy(<<"0123456789abcdef">>, 5 * 1024 * 1024 div 16)),
 	%% Larger than what the kernel buffers of a loopback connection absorb.

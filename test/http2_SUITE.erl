@@ -18,7 +18,8 @@
 -include_lib("common_test/include/ct.hrl").
 -include_lib("proper/include/proper.hrl").
 
--import(mustang_test, [doc/1, root/0, python/0, tool/3, run/3, kill_port/1]).
+-import(mustang_test, [doc/1, root/0, python/0, require_python/2, tool/3, run/3, kill_port/1,
+	json/1]).
 
 -define(MAX_STREAM_ID, 2147483647).
 
@@ -86,12 +87,7 @@ groups() ->
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
-	Python = python(),
-	case run(Python, ["-c", "import hpack, h2, httpx"], 30000) of
-		{0, _} -> ok;
-		{_, Out} -> ct:fail("~s cannot import hpack/h2/httpx (run scripts/setup.sh): ~s",
-			[Python, Out])
-	end,
+	Python = require_python(python(), ["hpack", "h2", "httpx"]),
 	[{python, Python}, {tls_opts, mustang_demo:tls_opts()} | Config].
 
 end_per_suite(_) ->
@@ -1089,58 +1085,3 @@ mutate_bytes1({insert, I, X}, B) ->
 	N = I rem byte_size(B),
 	<<Pre:N/binary, Post/binary>> = B,
 	<<Pre/binary, X/binary, Post/binary>>.
-
-%% A small JSON decoder for the scripts' output (OTP 25 has none): objects
-%% become maps with binary keys, strings binaries, null the atom null.
-json(Bin) ->
-	{V, Rest} = json_value(skip_ws(Bin)),
-	<<>> = skip_ws(Rest),
-	V.
-
-skip_ws(<<C, R/bits>>) when C =:= $\s; C =:= $\t; C =:= $\n; C =:= $\r -> skip_ws(R);
-skip_ws(B) -> B.
-
-json_value(<<"{", R/bits>>) -> json_object(skip_ws(R), #{});
-json_value(<<"[", R/bits>>) -> json_array(skip_ws(R), []);
-json_value(<<"\"", R/bits>>) -> json_string(R, []);
-json_value(<<"true", R/bits>>) -> {true, R};
-json_value(<<"false", R/bits>>) -> {false, R};
-json_value(<<"null", R/bits>>) -> {null, R};
-json_value(B) -> json_number(B).
-
-json_object(<<"}", R/bits>>, M) -> {M, R};
-json_object(<<"\"", R/bits>>, M) ->
-	{K, R1} = json_string(R, []),
-	<<":", R2/bits>> = skip_ws(R1),
-	{V, R3} = json_value(skip_ws(R2)),
-	case skip_ws(R3) of
-		<<",", R4/bits>> -> json_object(skip_ws(R4), M#{K => V});
-		<<"}", R4/bits>> -> {M#{K => V}, R4}
-	end.
-
-json_array(<<"]", R/bits>>, Acc) -> {lists:reverse(Acc), R};
-json_array(B, Acc) ->
-	{V, R1} = json_value(B),
-	case skip_ws(R1) of
-		<<",", R2/bits>> -> json_array(skip_ws(R2), [V | Acc]);
-		<<"]", R2/bits>> -> {lists:reverse([V | Acc]), R2}
-	end.
-
-json_string(<<"\"", R/bits>>, Acc) ->
-	{unicode:characters_to_binary(lists:reverse(Acc)), R};
-json_string(<<"\\u", H:4/binary, R/bits>>, Acc) ->
-	json_string(R, [binary_to_integer(H, 16) | Acc]);
-json_string(<<"\\", C, R/bits>>, Acc) ->
-	E = case C of $n -> $\n; $t -> $\t; $r -> $\r; $b -> $\b; $f -> $\f; _ -> C end,
-	json_string(R, [E | Acc]);
-json_string(<<C/utf8, R/bits>>, Acc) ->
-	json_string(R, [C | Acc]).
-
-json_number(B) ->
-	{match, [N]} = re:run(B, "^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?", [{capture, first, binary}]),
-	<<_:(byte_size(N))/binary, R/bits>> = B,
-	V = case binary:match(N, [<<".">>, <<"e">>, <<"E">>]) of
-		nomatch -> binary_to_integer(N);
-		_ -> binary_to_float(N)
-	end,
-	{V, R}.

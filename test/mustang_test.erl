@@ -1,4 +1,5 @@
-%% Helpers shared by the end-to-end suites (rfc9112, limits, req, clients).
+%% Helpers shared by the end-to-end suites (rfc9112, limits, req, clients,
+%% http2, websocket, ws_reference).
 %%
 %% Listeners: every suite runs each test in two groups, `inline' (the
 %% handler runs in the connection process, the default) and `process'
@@ -49,13 +50,20 @@
 -export([assert_new_connection_ok/1]).
 -export([doc/1]).
 
-%% External programs (real clients, h2spec).
+%% External programs (real clients, h2spec, reference servers) and the JSON
+%% they print.
 -export([root/0]).
 -export([python/0]).
+-export([require_python/2]).
 -export([tool/3]).
 -export([run/3]).
 -export([run/4]).
 -export([kill_port/1]).
+-export([kill_os_pid/1]).
+-export([start_program/5]).
+-export([program_output/1]).
+-export([node_path/0]).
+-export([json/1]).
 
 -define(TIMEOUT, 5000).
 
@@ -338,6 +346,14 @@ python() ->
 			filename:join(root(), "_tools/venv/bin/python")
 	end.
 
+%% Python, when it imports the modules (names); fails the test otherwise.
+require_python(Python, Modules) ->
+	case run(Python, ["-c", "import " ++ lists:join(", ", Modules)], 30000) of
+		{0, _} -> Python;
+		{_, Out} -> ct:fail("~s cannot import ~s (run scripts/setup.sh): ~s",
+			[Python, lists:join("/", Modules), Out])
+	end.
+
 %% A required executable: $EnvVar, then the candidates, then PATH; fails the
 %% test when none is there.
 tool(Name, EnvVar, Candidates) ->
@@ -376,8 +392,122 @@ collect_output(Port, Acc, Deadline) ->
 
 kill_port(Port) ->
 	case erlang:port_info(Port, os_pid) of
-		{os_pid, OsPid} -> os:cmd("kill -9 " ++ integer_to_list(OsPid));
+		{os_pid, OsPid} -> kill_os_pid(OsPid);
 		undefined -> ok
 	end,
 	catch port_close(Port),
 	ok.
+
+kill_os_pid(OsPid) ->
+	_ = os:cmd("kill -9 " ++ integer_to_list(OsPid)),
+	ok.
+
+%% Starts a program that keeps running (a server), without a shell, stderr
+%% merged; its output comes to the caller one line per message. Waits until
+%% a line matches Ready (a regular expression) and returns
+%% {Port, OsPid, Groups}, Groups being what the expression's groups captured
+%% (binaries). Fails the test when the program exits or prints no such line
+%% within Timeout ms. Stop it with kill_os_pid(OsPid) in end_per_testcase:
+%% when the test case crashed, the port closed with its owner but the
+%% program is still running.
+start_program(Exe, Args, Env, Ready, Timeout) ->
+	Port = open_port({spawn_executable, Exe}, [{args, Args}, {env, Env}, {line, 16384},
+		binary, exit_status, stderr_to_stdout, use_stdio, hide]),
+	{os_pid, OsPid} = erlang:port_info(Port, os_pid),
+	Deadline = erlang:monotonic_time(millisecond) + Timeout,
+	wait_ready(Port, OsPid, Ready, {Deadline, Timeout}, [Exe | Args], []).
+
+wait_ready(Port, OsPid, Ready, Time = {Deadline, Timeout}, Command, Acc) ->
+	Wait = max(0, Deadline - erlang:monotonic_time(millisecond)),
+	receive
+		{Port, {data, {_, Line}}} ->
+			case re:run(Line, Ready, [{capture, all_but_first, binary}]) of
+				{match, Groups} -> {Port, OsPid, Groups};
+				nomatch -> wait_ready(Port, OsPid, Ready, Time, Command, [Line | Acc])
+			end;
+		{Port, {exit_status, Status}} ->
+			ct:fail("~ts exited with ~p before printing a line matching ~ts; output:~n~ts",
+				[lists:join(" ", Command), Status, Ready, lists:join("\n", lists:reverse(Acc))])
+	after Wait ->
+		kill_port(Port),
+		ct:fail("~ts printed no line matching ~ts in ~b ms; output:~n~ts",
+			[lists:join(" ", Command), Ready, Timeout, lists:join("\n", lists:reverse(Acc))])
+	end.
+
+%% What a program started with start_program/5 printed since, one line each.
+program_output(Port) ->
+	program_output(Port, []).
+
+program_output(Port, Acc) ->
+	receive
+		{Port, {data, {eol, Line}}} -> program_output(Port, [[Line, $\n] | Acc]);
+		{Port, {data, {noeol, Part}}} -> program_output(Port, [Part | Acc]);
+		{Port, {exit_status, Status}} ->
+			program_output(Port, [io_lib:format("(exited with ~p)~n", [Status]) | Acc])
+	after 0 ->
+		iolist_to_binary(lists:reverse(Acc))
+	end.
+
+%% Node's modules (the ws package), installed by scripts/setup.sh; for
+%% NODE_PATH. Fails the test when ws is not there.
+node_path() ->
+	NodePath = filename:join([root(), "_tools", "node", "node_modules"]),
+	case filelib:is_regular(filename:join([NodePath, "ws", "package.json"])) of
+		true -> NodePath;
+		false -> ct:fail("Node's ws package is not in ~s: run scripts/setup.sh", [NodePath])
+	end.
+
+%% A small JSON decoder for the scripts' output (OTP 25 has none): objects
+%% become maps with binary keys, strings binaries, null the atom null.
+json(Bin) ->
+	{V, Rest} = json_value(skip_ws(Bin)),
+	<<>> = skip_ws(Rest),
+	V.
+
+skip_ws(<<C, R/bits>>) when C =:= $\s; C =:= $\t; C =:= $\n; C =:= $\r -> skip_ws(R);
+skip_ws(B) -> B.
+
+json_value(<<"{", R/bits>>) -> json_object(skip_ws(R), #{});
+json_value(<<"[", R/bits>>) -> json_array(skip_ws(R), []);
+json_value(<<"\"", R/bits>>) -> json_string(R, []);
+json_value(<<"true", R/bits>>) -> {true, R};
+json_value(<<"false", R/bits>>) -> {false, R};
+json_value(<<"null", R/bits>>) -> {null, R};
+json_value(B) -> json_number(B).
+
+json_object(<<"}", R/bits>>, M) -> {M, R};
+json_object(<<"\"", R/bits>>, M) ->
+	{K, R1} = json_string(R, []),
+	<<":", R2/bits>> = skip_ws(R1),
+	{V, R3} = json_value(skip_ws(R2)),
+	case skip_ws(R3) of
+		<<",", R4/bits>> -> json_object(skip_ws(R4), M#{K => V});
+		<<"}", R4/bits>> -> {M#{K => V}, R4}
+	end.
+
+json_array(<<"]", R/bits>>, Acc) -> {lists:reverse(Acc), R};
+json_array(B, Acc) ->
+	{V, R1} = json_value(B),
+	case skip_ws(R1) of
+		<<",", R2/bits>> -> json_array(skip_ws(R2), [V | Acc]);
+		<<"]", R2/bits>> -> {lists:reverse([V | Acc]), R2}
+	end.
+
+json_string(<<"\"", R/bits>>, Acc) ->
+	{unicode:characters_to_binary(lists:reverse(Acc)), R};
+json_string(<<"\\u", H:4/binary, R/bits>>, Acc) ->
+	json_string(R, [binary_to_integer(H, 16) | Acc]);
+json_string(<<"\\", C, R/bits>>, Acc) ->
+	E = case C of $n -> $\n; $t -> $\t; $r -> $\r; $b -> $\b; $f -> $\f; _ -> C end,
+	json_string(R, [E | Acc]);
+json_string(<<C/utf8, R/bits>>, Acc) ->
+	json_string(R, [C | Acc]).
+
+json_number(B) ->
+	{match, [N]} = re:run(B, "^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?", [{capture, first, binary}]),
+	<<_:(byte_size(N))/binary, R/bits>> = B,
+	V = case binary:match(N, [<<".">>, <<"e">>, <<"E">>]) of
+		nomatch -> binary_to_integer(N);
+		_ -> binary_to_float(N)
+	end,
+	{V, R}.

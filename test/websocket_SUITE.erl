@@ -18,7 +18,8 @@
 
 -include_lib("common_test/include/ct.hrl").
 
--import(mustang_test, [doc/1, root/0, python/0, tool/3, run/3, run/4]).
+-import(mustang_test, [doc/1, root/0, python/0, require_python/2, tool/3, run/3, run/4,
+	node_path/0]).
 
 -define(CHAT_SCOPE, websocket_SUITE_chat).
 
@@ -58,12 +59,7 @@ groups() ->
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
-	Python = python(),
-	case run(Python, ["-c", "import h2, websockets"], 30000) of
-		{0, _} -> ok;
-		{_, Out} -> ct:fail("~s cannot import h2/websockets (run scripts/setup.sh): ~s",
-			[Python, Out])
-	end,
+	Python = require_python(python(), ["h2", "websockets"]),
 	{ok, ScopePid} = pg:start(?CHAT_SCOPE),
 	TLSOpts = mustang_demo:tls_opts(),
 	ProtoOpts = #{env => #{dispatch => mustang_router:compile(routes())},
@@ -193,11 +189,7 @@ node_ws_tls_deflate(Config) ->
 
 node_client(Config, Url, Args) ->
 	Node = tool("node", undefined, []),
-	NodePath = filename:join([root(), "_tools", "node", "node_modules"]),
-	case filelib:is_regular(filename:join([NodePath, "ws", "package.json"])) of
-		true -> ok;
-		false -> ct:fail("Node's ws package is not in ~s: run scripts/setup.sh", [NodePath])
-	end,
+	NodePath = node_path(),
 	Script = filename:join(?config(data_dir, Config), "node_client.js"),
 	check_client_output(run(Node, [Script, Url | Args], 60000, [{"NODE_PATH", NodePath}])).
 
