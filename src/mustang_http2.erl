@@ -52,6 +52,7 @@
 -module(mustang_http2).
 
 -export([init/6]).
+-export([loop/2]).
 -export([defaults/0]).
 -export([validate_option/2]).
 
@@ -335,11 +336,19 @@ start_idle_tick(#st{opts = #{idle_timeout := Timeout}}) ->
 %% The process loop. Output is gathered while messages keep coming and
 %% written with one send when the mailbox is empty.
 
+loop(St = #st{out = [], streams = Streams}) when map_size(Streams) =:= 0 ->
+	case St#st.opts of
+		%% The hibernate option: nothing in flight, give the heap back.
+		#{hibernate := true} -> proc_lib:hibernate(?MODULE, loop, [St, infinity]);
+		_ -> loop(St, infinity)
+	end;
 loop(St = #st{out = []}) ->
 	loop(St, infinity);
 loop(St) ->
 	loop(St, 0).
 
+%% Exported for proc_lib:hibernate/3.
+-spec loop(#st{}, timeout()) -> no_return().
 loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent = Parent}, Timeout) ->
 	receive
 		{OK, Socket, Data} ->
@@ -403,6 +412,10 @@ idle_tick(St = #st{streams = Streams, received = Received, idle_ticks = Ticks}) 
 			loop(St#st{idle_ticks = 0});
 		Ticks >= 9 ->
 			goaway_close(St, no_error, 'The connection was idle for idle_timeout.');
+		Ticks =:= 0 ->
+			%% A whole tick without data or streams: give back the heap grown
+			%% while serving, as HTTP/1.1 does between requests.
+			proc_lib:hibernate(?MODULE, loop, [flush_out(St#st{idle_ticks = 1}), infinity]);
 		true ->
 			loop(St#st{idle_ticks = Ticks + 1})
 	end.
