@@ -82,3 +82,23 @@ upload_run() {
   echo "# exit: $rc" >>"$out"
   return "$rc"
 }
+
+# Go tools (bench/wsload, bench/wsref, bench/echofloor), built into
+# _tools/go/bin when missing or when their sources changed (a hash of the
+# sources is kept beside the binary).
+GO_BIN="$ROOT/_tools/go/bin"
+go_cmd() { command -v go || { [[ -x /usr/local/go/bin/go ]] && echo /usr/local/go/bin/go; } || true; }
+go_tool() { # name: builds bench/<name> into $GO_BIN/<name> when needed
+  local name=$1 src="$ROOT/bench/$1" bin="$GO_BIN/$1" hash go
+  hash=$(cd "$src" && cat go.mod $(ls go.sum 2>/dev/null) ./*.go | sha256sum | cut -d" " -f1)
+  [[ -x "$bin" && -f "$bin.srchash" && $(cat "$bin.srchash") == "$hash" ]] && return 0
+  go=$(go_cmd)
+  [[ -n "$go" ]] || die "go not found (needed to build bench/$name; scripts/setup.sh installs golang-go)"
+  say "building bench/$name into _tools/go/bin/$name"
+  mkdir -p "$GO_BIN"
+  (cd "$src" && env GOPATH="$ROOT/_tools/go/path" GOCACHE="$ROOT/_tools/go/cache" \
+    GOMODCACHE="$ROOT/_tools/go/modcache" GOFLAGS=-modcacherw "$go" build -o "$bin.tmp" .) \
+    || die "go build of bench/$name failed"
+  mv "$bin.tmp" "$bin"
+  echo "$hash" >"$bin.srchash"
+}

@@ -52,6 +52,7 @@
 -module(mustang_http2).
 
 -export([init/6]).
+-export([loop/2]).
 -export([defaults/0]).
 -export([validate_option/2]).
 
@@ -166,6 +167,13 @@
 	max_frame_size_received :: pos_integer(),
 	max_frame_size_sent = 16384 :: pos_integer(),
 	peer_initial_window = 65535 :: non_neg_integer(),
+	%% Server push (RFC 9113 8.4): whether the client accepts it, how many
+	%% streams it lets us open, the next promised stream id, and the
+	%% promised streams still open.
+	peer_enable_push = true :: boolean(),
+	peer_max_streams = infinity :: non_neg_integer() | infinity,
+	next_push_id = 2 :: pos_integer(),
+	pushed = 0 :: non_neg_integer(),
 	local_initial_window :: non_neg_integer(),
 	%% The stream window target learned on this connection, for new streams.
 	win_target :: non_neg_integer(),
@@ -328,11 +336,19 @@ start_idle_tick(#st{opts = #{idle_timeout := Timeout}}) ->
 %% The process loop. Output is gathered while messages keep coming and
 %% written with one send when the mailbox is empty.
 
+loop(St = #st{out = [], streams = Streams}) when map_size(Streams) =:= 0 ->
+	case St#st.opts of
+		%% The hibernate option: nothing in flight, give the heap back.
+		#{hibernate := true} -> proc_lib:hibernate(?MODULE, loop, [St, infinity]);
+		_ -> loop(St, infinity)
+	end;
 loop(St = #st{out = []}) ->
 	loop(St, infinity);
 loop(St) ->
 	loop(St, 0).
 
+%% Exported for proc_lib:hibernate/3.
+-spec loop(#st{}, timeout()) -> no_return().
 loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent = Parent}, Timeout) ->
 	receive
 		{OK, Socket, Data} ->
@@ -396,6 +412,10 @@ idle_tick(St = #st{streams = Streams, received = Received, idle_ticks = Ticks}) 
 			loop(St#st{idle_ticks = 0});
 		Ticks >= 9 ->
 			goaway_close(St, no_error, 'The connection was idle for idle_timeout.');
+		Ticks =:= 0 ->
+			%% A whole tick without data or streams: give back the heap grown
+			%% while serving, as HTTP/1.1 does between requests.
+			proc_lib:hibernate(?MODULE, loop, [flush_out(St#st{idle_ticks = 1}), infinity]);
 		true ->
 			loop(St#st{idle_ticks = Ticks + 1})
 	end.
@@ -751,7 +771,8 @@ frame(St, {window_update, StreamID, Increment}) ->
 					Streams = St2#st.streams,
 					flush_streams(St2#st{streams = Streams#{StreamID => Stream#stream{send_window = New}}})
 			end;
-		_ when StreamID > St#st.last_stream_id ->
+		_ when StreamID rem 2 =:= 1, StreamID > St#st.last_stream_id;
+				StreamID rem 2 =:= 0, StreamID >= St#st.next_push_id ->
 			connection_error(protocol_error, 'WINDOW_UPDATE frame on an idle stream. (RFC9113 5.1)');
 		_ ->
 			overhead_frame(St)
@@ -838,8 +859,8 @@ trailers(St, Stream, fin, {ok, Fields}) ->
 new_stream(St = #st{shutdown = goaway}, StreamID, _, _) ->
 	%% After the final GOAWAY, new streams are refused (RFC 9113 6.8).
 	out(mustang_http2_frame:rst_stream(StreamID, refused_stream), 13, St);
-new_stream(St = #st{streams = Streams, opts = #{max_concurrent_streams := Max}}, StreamID, _, _)
-		when map_size(Streams) >= Max ->
+new_stream(St = #st{streams = Streams, pushed = Pushed, opts = #{max_concurrent_streams := Max}},
+		StreamID, _, _) when map_size(Streams) - Pushed >= Max ->
 	St2 = cancel_rate(St),
 	out(mustang_http2_frame:rst_stream(StreamID, refused_stream), 13, St2);
 new_stream(St, StreamID, IsFin, too_large) ->
@@ -943,7 +964,7 @@ rst_stream_frame(St = #st{streams = Streams, last_stream_id = Last}, StreamID) -
 				false -> cancel_rate(St)
 			end,
 			remove_stream(St2, Stream, {shutdown, stream_reset});
-		_ when StreamID > Last ->
+		_ when StreamID rem 2 =:= 1, StreamID > Last; StreamID rem 2 =:= 0, StreamID >= St#st.next_push_id ->
 			connection_error(protocol_error, 'RST_STREAM frame on an idle stream. (RFC9113 6.4)');
 		_ ->
 			St
@@ -966,7 +987,7 @@ stream_reset(St, Stream = #stream{id = StreamID}, Code, Reason) ->
 
 %% The stream ends now: its handler process is stopped (its exit is then
 %% ignored), waiting callers are released.
-remove_stream(St = #st{streams = Streams, pids = Pids, queued = Queued}, Stream, ExitReason) ->
+remove_stream(St = #st{pids = Pids, queued = Queued}, Stream, ExitReason) ->
 	#stream{id = StreamID, pid = Pid, read = Read, waiting = Waiting} = Stream,
 	_ = case Read of
 		{Tag, From, _, TRef} ->
@@ -981,16 +1002,23 @@ remove_stream(St = #st{streams = Streams, pids = Pids, queued = Queued}, Stream,
 			exit(Pid, ExitReason),
 			Pids#{Pid => undefined}
 	end,
-	maybe_close_connection(St#st{streams = maps:remove(StreamID, Streams), pids = Pids2,
+	maybe_close_connection(forget_stream(StreamID, St#st{pids = Pids2,
 		queued = Queued - Stream#stream.queued,
-		sending = lists:delete(StreamID, St#st.sending)}).
+		sending = lists:delete(StreamID, St#st.sending)})).
 
 %% A stream is done when both sides ended and its handler exited.
-maybe_close_stream(St = #st{streams = Streams}, Stream = #stream{remote = fin, local = fin,
-		queued = 0, pid = undefined}) ->
-	maybe_close_connection(St#st{streams = maps:remove(Stream#stream.id, Streams)});
+maybe_close_stream(St, Stream = #stream{remote = fin, local = fin, queued = 0, pid = undefined}) ->
+	maybe_close_connection(forget_stream(Stream#stream.id, St));
 maybe_close_stream(St = #st{streams = Streams}, Stream) ->
 	St#st{streams = Streams#{Stream#stream.id => Stream}}.
+
+forget_stream(StreamID, St = #st{streams = Streams, pushed = Pushed}) ->
+	case StreamID rem 2 of
+		0 when is_map_key(StreamID, Streams) ->
+			St#st{streams = maps:remove(StreamID, Streams), pushed = Pushed - 1};
+		_ ->
+			St#st{streams = maps:remove(StreamID, Streams)}
+	end.
 
 %% After a GOAWAY (ours or the client's), the connection ends with its last
 %% stream.
@@ -1025,6 +1053,10 @@ apply_setting(max_frame_size, Size, St = #st{opts = Opts}) ->
 		Cap -> min(Size, Cap)
 	end,
 	St#st{max_frame_size_sent = Max};
+apply_setting(enable_push, Enabled, St) ->
+	St#st{peer_enable_push = Enabled};
+apply_setting(max_concurrent_streams, Max, St) ->
+	St#st{peer_max_streams = Max};
 apply_setting(_, _, St) ->
 	St.
 
@@ -1108,6 +1140,17 @@ command(St, Stream = #stream{id = StreamID, relay = true, remote = open, recv_wi
 command(St, _, Tag, From, {flow, _}) ->
 	reply(Tag, From, ok),
 	St;
+command(St, Stream = #stream{local = Local}, Tag, From,
+		{push, Method, Scheme, Host, Port, Path, Qs, Headers}) when Local =/= fin ->
+	reply(Tag, From, ok),
+	case can_push(St) of
+		true -> push(St, Stream, Method, Scheme, Host, Port, Path, Qs, Headers);
+		false -> St
+	end;
+command(St, _, Tag, From, {push, _, _, _, _, _, _, _}) ->
+	%% The response is complete: too late to promise anything on it.
+	reply(Tag, From, ok),
+	St;
 command(St, Stream = #stream{local = idle}, Tag, From, {inform, Status, Headers}) ->
 	reply(Tag, From, ok),
 	send_headers(St, Stream, mustang_http2_headers:informational(Status, Headers), nofin);
@@ -1155,6 +1198,47 @@ command(St, #stream{local = fin, head = true}, Tag, From, Command)
 command(St, #stream{local = Local}, Tag, From, Command) ->
 	reply(Tag, From, {error, {invalid_command, element(1, Command), Local}}),
 	St.
+
+%% Server push (RFC 9113 8.4): only when the client accepts it, while the
+%% connection is not shutting down, within the number of streams the client
+%% allows, and while stream ids remain.
+can_push(#st{peer_enable_push = Enabled, shutdown = Shutdown, peer_goaway = PeerGoaway,
+		pushed = Pushed, peer_max_streams = Max, next_push_id = Next}) ->
+	Enabled andalso Shutdown =:= none andalso not PeerGoaway
+		andalso (Max =:= infinity orelse Pushed < Max) andalso Next =< ?MAX_WINDOW.
+
+%% The promised request is checked like a client's, announced with
+%% PUSH_PROMISE on the stream it belongs to, then served like a client's
+%% request on the promised stream, whose receiving side is already closed.
+push(St = #st{encoder = Encoder, max_frame_size_sent = MaxFrame, next_push_id = PromisedID},
+		#stream{id = StreamID}, Method, Scheme, Host, Port, Path, Qs, Headers) ->
+	Authority = case {Scheme, Port} of
+		{<<"http">>, 80} -> Host;
+		{<<"https">>, 443} -> Host;
+		_ -> [Host, $:, integer_to_binary(Port)]
+	end,
+	FullPath = case Qs of
+		<<>> -> Path;
+		_ -> [Path, $?, Qs]
+	end,
+	Fields = [{<<":method">>, Method}, {<<":scheme">>, Scheme},
+		{<<":authority">>, iolist_to_binary(Authority)}, {<<":path">>, iolist_to_binary(FullPath)}
+		| [{N, iolist_to_binary(V)} || {N, V} <- maps:to_list(Headers)]],
+	case mustang_http2_headers:request(Fields, #{enable_connect_protocol => false}) of
+		{ok, Request} ->
+			{Block, Encoder2} = mustang_hpack:encode(Fields, Encoder),
+			St2 = out(mustang_http2_frame:push_promise_frames(StreamID, PromisedID, Block, MaxFrame),
+				iolist_size(Block) + 13, St#st{encoder = Encoder2, next_push_id = PromisedID + 2}),
+			St3 = start_stream(St2, PromisedID, Request, fin),
+			case is_map_key(PromisedID, St3#st.streams) of
+				true -> St3#st{pushed = St3#st.pushed + 1};
+				false -> St3
+			end;
+		{error, Reason} ->
+			log(St, warning, "mustang ~p: push of ~s refused, the request is not valid: ~0p",
+				[St#st.ref, FullPath, Reason]),
+			St
+	end.
 
 send_headers(St, Stream, Fields, IsFin) ->
 	{St2, Stream2} = send_headers_keep(St, Stream, Fields, IsFin),
@@ -1498,8 +1582,8 @@ finish_request_body(St = #st{streams = Streams}, StreamID) ->
 	case Streams of
 		#{StreamID := #stream{remote = open, local = fin, queued = 0, pid = undefined}} ->
 			St2 = out(mustang_http2_frame:rst_stream(StreamID, no_error), 13, St),
-			maybe_close_connection(St2#st{streams = maps:remove(StreamID, Streams),
-				sending = lists:delete(StreamID, St2#st.sending)});
+			maybe_close_connection(forget_stream(StreamID,
+				St2#st{sending = lists:delete(StreamID, St2#st.sending)}));
 		_ ->
 			St
 	end.

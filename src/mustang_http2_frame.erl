@@ -79,6 +79,7 @@
 -export([settings/1]).
 -export([settings_ack/0]).
 -export([push_promise/4]).
+-export([push_promise_frames/4]).
 -export([ping/1]).
 -export([ping_ack/1]).
 -export([goaway/3]).
@@ -630,6 +631,20 @@ push_promise(StreamID, IsHeadFin, PromisedStreamID, Fragment) ->
 	Len = iolist_size(Fragment) + 4,
 	[<<Len:24, ?PUSH_PROMISE:8, (head_fin_flag(IsHeadFin)):8, 0:1, StreamID:31,
 		0:1, PromisedStreamID:31>>, Fragment].
+
+%% A PUSH_PROMISE frame followed by as many CONTINUATION frames as needed
+%% to keep every frame within MaxFrameSize (RFC 9113 6.6, 6.10).
+-spec push_promise_frames(stream_id(), stream_id(), iodata(), pos_integer()) -> iodata().
+push_promise_frames(StreamID, PromisedStreamID, HeaderBlock, MaxFrameSize) ->
+	First = MaxFrameSize - 4,
+	case iolist_size(HeaderBlock) of
+		Size when Size =< First ->
+			push_promise(StreamID, head_fin, PromisedStreamID, HeaderBlock);
+		_ ->
+			<<Chunk:First/binary, More/bits>> = iolist_to_binary(HeaderBlock),
+			[push_promise(StreamID, head_nofin, PromisedStreamID, Chunk)
+				| continuations(StreamID, More, MaxFrameSize)]
+	end.
 
 -spec ping(0..16#ffffffffffffffff) -> binary().
 ping(Opaque) ->

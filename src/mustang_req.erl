@@ -495,14 +495,34 @@ stream_trailers(Trailers, Req = #{has_sent_resp := headers}) ->
 stream_trailers(_, _) ->
 	error({mustang_req, stream_reply_not_called}).
 
-%% Server push exists only in HTTP/2; over HTTP/1.1 it is ignored, as
-%% documented for cowboy_req:push/3,4.
+%% Server push (RFC 9113 8.4): promises the client a response to a GET or
+%% HEAD request for Path, which is then served like a request from the
+%% client (router, handler, in its own process). Headers are the promised
+%% request's headers. Opts may set method (<<"GET">>), scheme, host, port
+%% (those of Req) and qs (<<>>). As with cowboy_req:push/3,4 it must come
+%% before the response, and it is ignored over HTTP/1.1 and when the
+%% client disabled push (SETTINGS_ENABLE_PUSH 0) or allows no more streams.
 -spec push(iodata(), headers(), req()) -> ok.
 push(Path, Headers, Req) -> push(Path, Headers, Req, #{}).
 
--spec push(iodata(), headers(), req(), map()) -> ok.
-push(_, _, #{version := 'HTTP/2'}, _) -> ok;
-push(_, _, _, _) -> ok.
+-spec push(iodata(), headers(), req(), #{method => binary(), scheme => binary(),
+	host => binary(), port => inet:port_number(), qs => binary()}) -> ok.
+push(_, _, #{has_sent_resp := _}, _) ->
+	error(function_clause);
+push(Path, Headers, Req = #{version := 'HTTP/2'}, Opts) ->
+	Method = maps:get(method, Opts, <<"GET">>),
+	case Method of
+		<<"GET">> -> ok;
+		<<"HEAD">> -> ok;
+		%% RFC 9113 8.4: promised requests are safe and cacheable.
+		_ -> error({mustang_req, {push_method_not_safe, Method}})
+	end,
+	check_headers(Headers),
+	#{scheme := Scheme, host := Host, port := Port} = Req,
+	cast(Req, {push, Method, maps:get(scheme, Opts, Scheme), maps:get(host, Opts, Host),
+		maps:get(port, Opts, Port), iolist_to_binary(Path), maps:get(qs, Opts, <<>>), Headers});
+push(_, _, _, _) ->
+	ok.
 
 response_headers(Headers0, Req) ->
 	Headers1 = maps:merge(maps:get(resp_headers, Req, #{}), Headers0),

@@ -327,6 +327,9 @@ idle_tick(St = #ws{received = true}) ->
 idle_tick(St = #ws{idle_ticks = Ticks}) when Ticks >= 9 ->
 	close(send_frames(St#ws{out = [mustang_ws_frame:frame({close, 1000, <<>>}) | St#ws.out]}),
 		timeout);
+idle_tick(St = #ws{idle_ticks = 0}) ->
+	%% A whole tick without data: give back the heap grown while busy.
+	proc_lib:hibernate(?MODULE, loop, [start_idle_tick(St#ws{idle_ticks = 1})]);
 idle_tick(St = #ws{idle_ticks = Ticks}) ->
 	loop(start_idle_tick(St#ws{idle_ticks = Ticks + 1})).
 

@@ -46,6 +46,8 @@ groups() ->
 			h2c_upgrade_with_body_frames,
 			nghttp_get,
 			nghttp_upload,
+			nghttp_push,
+			push_ignored_over_http1,
 			httpx_tls,
 			chromium_tls
 		]},
@@ -58,6 +60,10 @@ groups() ->
 			goaway_on_stop,
 			content_length_mismatch,
 			self_dependent_headers,
+			server_push,
+			server_push_disabled,
+			server_push_no_streams,
+			server_push_after_reply,
 			handler_crash,
 			header_list_size,
 			settings_timeout,
@@ -121,6 +127,13 @@ routes(Observer) ->
 		%% the flow-control cases (6.9.2/2 is skipped below 5 bytes or so).
 		{"/h2spec", read_body_h, #{length => 65536, pad => 1000}},
 		{"/version", echo_h, version},
+		{"/echo/:key", echo_h, undefined},
+		{"/push", h2_push_h, [
+			{"/echo/target", #{<<"accept">> => <<"text/plain">>}, #{}},
+			{"/echo/method", #{}, #{method => <<"HEAD">>}},
+			{"/echo/qs", #{}, #{qs => <<"a=1&b=2">>}}
+		]},
+		{"/push/after_reply", h2_push_h, after_reply},
 		{"/stream/trailers", stream_h, trailers},
 		{"/slow/:ms", h2_slow_h, Notify},
 		{"/crash/before", crash_h, before_reply},
@@ -476,6 +489,84 @@ h2c_upgrade_frames(Config) ->
 	eq("stream 1 status", 200, get_in([stream1, status], R), R),
 	eq("stream 1 body", <<"'HTTP/2'">>, get_in([stream1, body], R), R),
 	eq("stream 3 status", 200, get_in([stream3, status], R), R).
+
+%% Runs h2_push.py (python-h2's client) on Path; returns its JSON line.
+push_client(Config, Path, EnablePush, Extra) ->
+	Script = filename:join(?config(data_dir, Config), "h2_push.py"),
+	Args = [Script, integer_to_list(?config(port, Config)), Path, integer_to_list(EnablePush)
+		| Extra],
+	case run(?config(python, Config), Args, 30000) of
+		{0, Out} -> last_json(h2_push, Out);
+		{Status, Out} -> ct:fail("h2_push.py exited with ~p:~n~s", [Status, Out])
+	end.
+
+server_push(Config) ->
+	doc("mustang_req:push/3,4 sends PUSH_PROMISE on the request's stream with the promised "
+		"request (method, scheme, authority, path with qs, headers), then serves it through "
+		"the router on even stream ids 2, 4, 6; python-h2 accepts every frame. (RFC 9113 8.4)"),
+	R = push_client(Config, "/push", 1, []),
+	Port = integer_to_binary(?config(port, Config)),
+	Authority = <<"127.0.0.1:", Port/binary>>,
+	eq("all streams complete", true, get_in([complete], R), R),
+	eq("promises (parent, promised, request)", [
+		{1, 2, #{<<":method">> => <<"GET">>, <<":scheme">> => <<"http">>,
+			<<":authority">> => Authority, <<":path">> => <<"/echo/target">>,
+			<<"accept">> => <<"text/plain">>}},
+		{1, 4, #{<<":method">> => <<"HEAD">>, <<":scheme">> => <<"http">>,
+			<<":authority">> => Authority, <<":path">> => <<"/echo/method">>}},
+		{1, 6, #{<<":method">> => <<"GET">>, <<":scheme">> => <<"http">>,
+			<<":authority">> => Authority, <<":path">> => <<"/echo/qs?a=1&b=2">>}}],
+		[{P, Id, H} || #{<<"parent">> := P, <<"promised">> := Id, <<"headers">> := H}
+			<- get_in([promises], R)], R),
+	Body = fun(Id) -> {get_in([responses, Id, status], R), get_in([responses, Id, body], R)} end,
+	eq("response on stream 1", {200, <<"pushed 3">>}, Body(<<"1">>), R),
+	eq("pushed GET /echo/target: the handler saw the promised target",
+		{200, iolist_to_binary(io_lib:format("~0p",
+			[{<<"http">>, <<"127.0.0.1">>, ?config(port, Config), <<"/echo/target">>, <<>>}]))},
+		Body(<<"2">>), R),
+	eq("pushed HEAD: no body", {200, <<>>}, Body(<<"4">>), R),
+	eq("pushed GET with qs", {200, <<"<<\"a=1&b=2\">>">>}, Body(<<"6">>), R),
+	eq("no stream reset", #{}, get_in([resets], R), R).
+
+server_push_disabled(Config) ->
+	doc("A client that sends SETTINGS_ENABLE_PUSH 0 gets no PUSH_PROMISE; the response "
+		"itself is unchanged. (RFC 9113 6.5.2)"),
+	no_promise(push_client(Config, "/push", 0, []), <<"pushed 3">>).
+
+server_push_no_streams(Config) ->
+	doc("A client whose SETTINGS_MAX_CONCURRENT_STREAMS is 0 gets no PUSH_PROMISE: pushed "
+		"streams count against the client's limit. (RFC 9113 5.1.2)"),
+	no_promise(push_client(Config, "/push", 1, ["0"]), <<"pushed 3">>).
+
+server_push_after_reply(Config) ->
+	doc("push/3 after the response started fails in the handler with function_clause, "
+		"as cowboy_req:push/3 does; nothing is promised."),
+	no_promise(push_client(Config, "/push/after_reply", 1, []), <<"function_clause">>).
+
+%% No PUSH_PROMISE was received, and stream 1 got 200 with Body.
+no_promise(R, Body) ->
+	eq("promises", [], get_in([promises], R), R),
+	eq("response", {200, Body},
+		{get_in([responses, <<"1">>, status], R), get_in([responses, <<"1">>, body], R)}, R).
+
+nghttp_push(Config) ->
+	doc("nghttp -v GET /push: three PUSH_PROMISE frames on stream 1 promising streams 2, "
+		"4 and 6, whose responses nghttp receives."),
+	Nghttp = tool("nghttp", undefined, []),
+	{Status, Out} = run(Nghttp, ["-v", url(Config, "/push")], 30000),
+	eq("nghttp exit status", 0, Status, Out),
+	Count = fun(S) -> length(binary:matches(Out, S)) end,
+	eq("PUSH_PROMISE frames received", 3, Count(<<"recv PUSH_PROMISE frame">>), Out),
+	eq("promised ids", [1, 1, 1],
+		[Count(<<"promised_stream_id=", I>>) || I <- [$2, $4, $6]], Out),
+	is("a pushed response's END_STREAM was received",
+		binary:match(Out, <<"stream_id=6">>) =/= nomatch, Out),
+	is("the response to the request", binary:match(Out, <<"pushed 3">>) =/= nomatch, Out).
+
+push_ignored_over_http1(Config) ->
+	doc("Over HTTP/1.1 push/3,4 does nothing and the response goes out as usual."),
+	eq("body and version", <<"pushed 3 1.1">>,
+		curl(["--http1.1", "-w", " %{http_version}", url(Config, "/push")]), #{}).
 
 h2c_upgrade_with_body_frames(Config) ->
 	doc("POST with a body and Upgrade: h2c: no 101, the request is answered over "
@@ -1027,7 +1118,7 @@ valid_frame() ->
 	]).
 
 path() ->
-	oneof([<<"/">>, <<"/version">>, <<"/read_body">>, <<"/stream/trailers">>,
+	oneof([<<"/">>, <<"/version">>, <<"/read_body">>, <<"/push">>, <<"/stream/trailers">>,
 		<<"/crash/none">>, <<"/slow/10">>]).
 
 settings_map() ->

@@ -12,6 +12,7 @@ all() ->
 		graceful_stop_idle_closes, tls_alpn_http11, tls_without_certificate_refused,
 		conn_is_special_process, conns_sup_supervisor_calls, dynamic_buffer_grows,
 		dynamic_buffer_off_when_buffer_set, hibernate_after_idle_tick,
+		hibernate_h2_after_idle_tick, hibernate_h2_option, hibernate_ws_after_idle_tick,
 		streaming_backpressure_inline, streaming_backpressure_process].
 
 init_per_suite(Config) ->
@@ -25,7 +26,8 @@ dispatch() ->
 	mustang_router:compile([{'_', [
 		{"/", mustang_demo_hello_h, []},
 		{"/sleep", mustang_demo_sleep_h, []},
-		{"/read_body", mustang_demo_read_body_h, []}
+		{"/read_body", mustang_demo_read_body_h, []},
+		{"/ws", ws_echo_h, #{ws_opts => #{idle_timeout => 1000}}}
 	]}]).
 
 opts() ->
@@ -283,6 +285,87 @@ hibernate_after_idle_tick(_) ->
 	{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = recv_response(S, <<>>),
 	ok = gen_tcp:close(S),
 	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+%% HTTP/2 likewise: a connection with no stream that received nothing for a
+%% whole idle tick hibernates, and serves the next request.
+hibernate_h2_after_idle_tick(_) ->
+	hibernate_h2(?FUNCTION_NAME, #{idle_timeout => 1000}).
+
+%% With hibernate => true an HTTP/2 connection hibernates as soon as it has
+%% no stream left (the idle tick is 6 s away with the default idle_timeout).
+hibernate_h2_option(_) ->
+	hibernate_h2(?FUNCTION_NAME, #{hibernate => true}).
+
+hibernate_h2(Name, Extra) ->
+	{ok, _} = mustang:start_clear(Name, #{port => 0, num_acceptors => 1, num_conns_sups => 1},
+		maps:merge(opts(), Extra)),
+	{ok, S} = gen_tcp:connect("127.0.0.1", mustang:get_port(Name),
+		[binary, {active, false}, {nodelay, true}]),
+	ok = gen_tcp:send(S, [mustang_http2_frame:preface(), mustang_http2_frame:settings(#{}),
+		mustang_http2_frame:settings_ack()]),
+	{<<"Hello world!">>, Encoder} = h2_get(S, 1, mustang_hpack:init()),
+	Conn = the_connection(Name),
+	wait_until(fun() -> is_hibernating(Conn) end, 3000),
+	{<<"Hello world!">>, _} = h2_get(S, 3, Encoder),
+	ok = gen_tcp:close(S),
+	ok = mustang:stop_listener(Name).
+
+%% GET / on StreamID; returns the body (DATA up to END_STREAM) and the
+%% encoder for the next request.
+h2_get(S, StreamID, Encoder) ->
+	{Block, Encoder2} = mustang_hpack:encode([{<<":method">>, <<"GET">>},
+		{<<":scheme">>, <<"http">>}, {<<":path">>, <<"/">>}, {<<":authority">>, <<"localhost">>}],
+		Encoder),
+	ok = gen_tcp:send(S, mustang_http2_frame:headers(StreamID, fin, Block)),
+	{h2_body(S, StreamID, <<>>, []), Encoder2}.
+
+h2_body(S, StreamID, Buf, Acc) ->
+	case mustang_http2_frame:parse(Buf, 16384) of
+		{ok, {data, StreamID, fin, Data}, _} -> iolist_to_binary(lists:reverse(Acc, [Data]));
+		{ok, {data, StreamID, nofin, Data}, Rest} -> h2_body(S, StreamID, Rest, [Data | Acc]);
+		{ok, {goaway, _, Code, Debug}, _} -> error({goaway, Code, Debug});
+		{ok, _, Rest} -> h2_body(S, StreamID, Rest, Acc);
+		{ignore, Rest} -> h2_body(S, StreamID, Rest, Acc);
+		more ->
+			{ok, More} = gen_tcp:recv(S, 0, 5000),
+			h2_body(S, StreamID, <<Buf/binary, More/binary>>, Acc)
+	end.
+
+%% A Websocket connection (HTTP/1.1: the connection process runs it) that
+%% received nothing for a tick of its idle_timeout (1 s here) hibernates,
+%% and still echoes afterwards.
+hibernate_ws_after_idle_tick(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, num_acceptors => 1,
+		num_conns_sups => 1}, opts()),
+	{ok, S} = gen_tcp:connect("127.0.0.1", mustang:get_port(?FUNCTION_NAME),
+		[binary, {active, false}, {nodelay, true}]),
+	ok = gen_tcp:send(S, "GET /ws HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\n"
+		"connection: upgrade\r\nsec-websocket-version: 13\r\n"
+		"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"),
+	{ok, <<"HTTP/1.1 101 ", _/bits>> = Head} = gen_tcp:recv(S, 0, 5000),
+	%% The 101 head ends the first read: nothing was sent after it yet.
+	{_, 4} = binary:match(Head, <<"\r\n\r\n">>, [{scope, {byte_size(Head) - 4, 4}}]),
+	<<"hello">> = ws_echo(S, <<"hello">>),
+	Conn = the_connection(?FUNCTION_NAME),
+	wait_until(fun() -> is_hibernating(Conn) end, 3000),
+	<<"again">> = ws_echo(S, <<"again">>),
+	ok = gen_tcp:close(S),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+ws_echo(S, Text) ->
+	Size = byte_size(Text),
+	Mask = binary:part(binary:copy(<<1, 2, 3, 4>>, Size), 0, Size),
+	ok = gen_tcp:send(S, [<<16#81, 1:1, Size:7, 1, 2, 3, 4>>, crypto:exor(Text, Mask)]),
+	{ok, <<16#81, Size, Echo:Size/binary>>} = gen_tcp:recv(S, 2 + Size, 5000),
+	Echo.
+
+the_connection(Name) ->
+	[{_, ConnsSup}] = mustang_registry:get_conns_sups(Name),
+	[{_, Conn, _, _}] = supervisor:which_children(ConnsSup),
+	Conn.
+
+is_hibernating(Pid) ->
+	process_info(Pid, current_function) =:= {current_function, {erlang, hibernate, 3}}.
 
 %% A handler that streams faster than the client reads is held back: while
 %% the client reads nothing, the connection's memory and mailbox stay small;

@@ -874,6 +874,28 @@ prop_headers_split() ->
 			end
 		end).
 
+%% push_promise_frames/4 likewise: the promised stream id takes 4 bytes of
+%% the first frame.
+prop_push_promise_split() ->
+	?FORALL({S, P, Block, Max}, {sid(), sid(), blob(), integer(5, 50)},
+		begin
+			Frames = parse_all(iolist_to_binary(?M:push_promise_frames(S, P, Block, Max)), Max),
+			Count = 1 + max(0, (byte_size(Block) - (Max - 4) + Max - 1) div Max),
+			Fragments = [B || {continuation, S2, _, B} <- tl(Frames), S2 =:= S],
+			HeadFins = [H || {continuation, _, H, _} <- tl(Frames)],
+			case hd(Frames) of
+				{push_promise, S, H1, P, B1} ->
+					length(Frames) =:= Count
+						andalso byte_size(B1) =< Max - 4
+						andalso iolist_to_binary([B1 | Fragments]) =:= Block
+						andalso [H1 | HeadFins]
+							=:= lists:duplicate(Count - 1, head_nofin) ++ [head_fin]
+						andalso lists:all(fun(B) -> byte_size(B) =< Max end, Fragments);
+				_ ->
+					false
+			end
+		end).
+
 properties_test_() ->
 	Props = [
 		{"build then parse, every frame type", prop_roundtrip(), 2000},
@@ -882,7 +904,8 @@ properties_test_() ->
 		{"random bytes never crash", prop_random_bytes(), 3000},
 		{"mutated frames never crash", prop_mutated(), 1000},
 		{"data_header/2 agrees with parse/2", prop_data_header(), 2000},
-		{"headers/4 splits into CONTINUATION", prop_headers_split(), 500}
+		{"headers/4 splits into CONTINUATION", prop_headers_split(), 500},
+		{"push_promise_frames/4 splits into CONTINUATION", prop_push_promise_split(), 500}
 	],
 	{timeout, 120, [{Name, ?_assert(proper:quickcheck(P, [{numtests, N}, {to_file, user}]))}
 		|| {Name, P, N} <- Props]}.

@@ -1,0 +1,3 @@
+module mustang.local/bench/echofloor
+
+go 1.19
