@@ -74,6 +74,9 @@
 -export([push/3]).
 -export([push/4]).
 
+%% Internal: for protocol modules.
+-export([stream_command/4]).
+
 -type req() :: #{
 	method := binary(),
 	version := 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2',
@@ -587,6 +590,12 @@ command(#{mode := inline, pid := Pid}, Command, _) when Pid =:= self() ->
 command(#{mode := inline}, _, _) ->
 	error({mustang_req, inline_req_used_from_other_process});
 command(#{pid := Pid, streamid := StreamID}, Command, Timeout) ->
+	stream_command(Pid, StreamID, Command, Timeout).
+
+%% For protocol modules (mustang_websocket over HTTP/2) that hold the stream
+%% but no longer the Req: one call to the connection, as command/3 makes.
+-spec stream_command(pid(), pos_integer(), tuple() | atom(), timeout()) -> any().
+stream_command(Pid, StreamID, Command, Timeout) ->
 	MRef = monitor(process, Pid),
 	Pid ! {{Pid, StreamID}, {MRef, self(), Command}},
 	receive

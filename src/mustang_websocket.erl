@@ -215,15 +215,7 @@ h2_upgrade(Req = #{pid := ConnPid, streamid := StreamID}, _Env, Headers,
 	start(St#ws{stream = {ConnPid, StreamID}, ref = maps:get(ref, Req)}, <<>>).
 
 stream_call(ConnPid, StreamID, Command) ->
-	MRef = monitor(process, ConnPid),
-	ConnPid ! {{ConnPid, StreamID}, {MRef, self(), Command}},
-	receive
-		{MRef, Result} ->
-			demonitor(MRef, [flush]),
-			Result;
-		{'DOWN', MRef, process, _, _} ->
-			exit({shutdown, connection_closed})
-	end.
+	mustang_req:stream_command(ConnPid, StreamID, Command, infinity).
 
 %% HTTP/1.1 takeover, called by the connection process after the 101.
 -spec takeover(pid(), mustang:ref(), module(), mustang_transport:socket(), map(), binary(),
