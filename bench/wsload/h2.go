@@ -72,31 +72,14 @@ func dialH2(addr, host, path string, deflateOffer string, timeout time.Duration)
 		if err != nil {
 			return fail(err)
 		}
-		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if f.IsAck() {
-				continue
-			}
+		if sf, ok := f.(*http2.SettingsFrame); ok && !sf.IsAck() {
 			gotSettings = true
-			if v, ok := f.Value(http2.SettingEnableConnectProtocol); ok && v == 1 {
+			if v, ok := sf.Value(http2.SettingEnableConnectProtocol); ok && v == 1 {
 				connect = true
 			}
-			if err := t.applySettings(f); err != nil {
-				return fail(err)
-			}
-			t.fr.WriteSettingsAck()
-			if err := t.bw.Flush(); err != nil {
-				return fail(err)
-			}
-		case *http2.WindowUpdateFrame:
-			t.windowUpdate(f)
-		case *http2.PingFrame:
-			if !f.IsAck() {
-				t.fr.WritePing(true, f.Data)
-				t.bw.Flush()
-			}
-		case *http2.GoAwayFrame:
-			return fail(fmt.Errorf("GOAWAY %v", f.ErrCode))
+		}
+		if err := t.handshakeControl(f); err != nil {
+			return fail(err)
 		}
 	}
 	if !connect {
@@ -146,25 +129,10 @@ func dialH2(addr, host, path string, deflateOffer string, timeout time.Duration)
 				}
 			}
 			done = true
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				if err := t.applySettings(f); err != nil {
-					return fail(err)
-				}
-				t.fr.WriteSettingsAck()
-				t.bw.Flush()
+		default:
+			if err := t.handshakeControl(f); err != nil {
+				return fail(err)
 			}
-		case *http2.WindowUpdateFrame:
-			t.windowUpdate(f)
-		case *http2.PingFrame:
-			if !f.IsAck() {
-				t.fr.WritePing(true, f.Data)
-				t.bw.Flush()
-			}
-		case *http2.RSTStreamFrame:
-			return fail(fmt.Errorf("RST_STREAM %v", f.ErrCode))
-		case *http2.GoAwayFrame:
-			return fail(fmt.Errorf("GOAWAY %v", f.ErrCode))
 		}
 		if done {
 			break
@@ -172,6 +140,36 @@ func dialH2(addr, host, path string, deflateOffer string, timeout time.Duration)
 	}
 	c.SetDeadline(time.Time{})
 	return t, ext, nil
+}
+
+// handshakeControl answers the server's control frames while dialH2 reads
+// alone (before readLoop runs): SETTINGS applied and acknowledged,
+// WINDOW_UPDATE counted, PING answered; RST_STREAM and GOAWAY end the
+// handshake.
+func (t *h2Transport) handshakeControl(f http2.Frame) error {
+	switch f := f.(type) {
+	case *http2.SettingsFrame:
+		if f.IsAck() {
+			return nil
+		}
+		if err := t.applySettings(f); err != nil {
+			return err
+		}
+		t.fr.WriteSettingsAck()
+		return t.bw.Flush()
+	case *http2.WindowUpdateFrame:
+		t.windowUpdate(f)
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			t.fr.WritePing(true, f.Data)
+			return t.bw.Flush()
+		}
+	case *http2.RSTStreamFrame:
+		return fmt.Errorf("RST_STREAM %v", f.ErrCode)
+	case *http2.GoAwayFrame:
+		return fmt.Errorf("GOAWAY %v", f.ErrCode)
+	}
+	return nil
 }
 
 type hbuf struct{ b *[]byte }
