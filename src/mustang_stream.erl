@@ -1,0 +1,171 @@
+%% The stream handler behaviour, and the chain that runs the handlers of the
+%% `stream_handlers' protocol option (default [mustang_stream_h]).
+%%
+%% A stream is one request and its response: an HTTP/1.1 request (in either
+%% execution mode) or an HTTP/2 stream. The connection calls the first handler
+%% of the chain for every event of the stream; each handler does its work and
+%% calls the next one through this module (init/3, data/4, info/3,
+%% terminate/3, early_error/5), so it sees, and may change, both what goes
+%% down the chain (request body, messages) and the commands that come back up.
+%% The connection carries out the commands; handlers never touch the socket.
+%% The shape is the one Cowboy documents for cowboy_stream.
+%%
+%% Callbacks (all take the stream id first):
+%%   init(StreamID, Req, Opts) -> {Commands, State}
+%%       a request arrived; Opts are the protocol options
+%%   data(StreamID, IsFin, Data, State) -> {Commands, State}
+%%       request body data, as it is received (fin with the last piece)
+%%   info(StreamID, Info, State) -> {Commands, State}
+%%       any other event: mustang_req calls made by the handler
+%%       ({response, ...}, {headers, ...}, {data, ...}, {read_body, ...}...),
+%%       mustang_req:cast/2 messages, exits of processes started with spawn,
+%%       timers the handler started with {{self(), StreamID}, Msg} messages
+%%   terminate(StreamID, Reason, State) -> any()
+%%       the stream ended; Reason is normal, switch_protocol,
+%%       {internal_error, _, _}, {socket_error, _, _}, {stream_error, _, _},
+%%       {connection_error, _, _} or {stop, _, _}
+%%   early_error(StreamID, Reason, PartialReq, Resp, Opts) -> Resp
+%%       the request failed before any handler ran (400, 408, 413, 414, 431,
+%%       501...): Resp is the {response, Status, Headers, Body} the connection
+%%       will send, which each handler may change; PartialReq holds what is
+%%       known of the request (at least ref, pid, streamid, peer, sock, cert;
+%%       method, path, version and headers when they were parsed)
+%%
+%% Commands, carried out in order:
+%%   {inform, Status, Headers}          1xx response
+%%   {headers, Status, Headers}         response head, the body follows
+%%   {data, fin | nofin, Data}          response body (iodata or
+%%                                      {sendfile, Offset, Length, Path})
+%%   {trailers, Headers}                response trailers, ending the body
+%%   {response, Status, Headers, Body}  a whole response
+%%   {error_response, Status, Headers, Body}
+%%                                      a response sent only if none started
+%%   {push, Method, Scheme, Host, Port, Path, Qs, Headers}
+%%                                      HTTP/2 server push (ignored over HTTP/1.1)
+%%   {flow, Size}                       the handlers want Size more bytes of
+%%                                      request body
+%%   {spawn, Pid, Shutdown}             Pid (linked to the connection) belongs
+%%                                      to the stream: its exit comes to info/3
+%%                                      as {'EXIT', Pid, Reason}; it is stopped
+%%                                      with the stream (Shutdown ms)
+%%   {switch_protocol, Headers, Module, State}
+%%                                      101 and Module:takeover/8 (HTTP/1.1)
+%%   {set_options, Opts}                change options of this stream (idle_timeout)
+%%   {log, Level, Format, Args}         one line through the `logger' option
+%%   {internal_error, Reason, Text}     end the stream: 500 when nothing was
+%%                                      sent yet, else a reset or a close
+%%   stop                               end the stream
+%% Mustang adds two commands of its own, produced by mustang_stream_h:
+%%   {run, Module, Function, Args}      HTTP/1.1 inline mode: call apply/3 in
+%%                                      the connection process, mustang_req
+%%                                      reaching the stream meanwhile; its
+%%                                      result comes to info/3 as {run_done, Result}
+%%   {ack, Pid, Ref}                    send {Ref, ok} to Pid once what came
+%%                                      before was written or queued within
+%%                                      the send buffer limits (back-pressure
+%%                                      for mustang_req:stream_body/3)
+%% Commands a handler does not know it passes on unchanged.
+-module(mustang_stream).
+
+-export([init/3]).
+-export([data/4]).
+-export([info/3]).
+-export([terminate/3]).
+-export([early_error/5]).
+-export([make_error_log/5]).
+
+-type streamid() :: pos_integer().
+-type fin() :: fin | nofin.
+-type headers() :: mustang_req:headers().
+-type status() :: mustang_req:status().
+-type resp_body() :: mustang_req:resp_body().
+-type resp_command() :: {response, status(), headers(), resp_body()}.
+-type command() ::
+	{inform, status(), headers()}
+	| {headers, status(), headers()}
+	| {data, fin(), resp_body()}
+	| {trailers, headers()}
+	| resp_command()
+	| {error_response, status(), headers(), resp_body()}
+	| {push, binary(), binary(), binary(), inet:port_number(), binary(), binary(), headers()}
+	| {flow, non_neg_integer()}
+	| {spawn, pid(), timeout()}
+	| {switch_protocol, headers(), module(), any()}
+	| {set_options, map()}
+	| {log, logger:level(), io:format(), list()}
+	| {internal_error, any(), iodata()}
+	| stop
+	| {run, module(), atom(), list()}
+	| {ack, pid(), reference()}.
+-type commands() :: [command()].
+-type reason() :: normal | switch_protocol
+	| {internal_error, any(), iodata()}
+	| {socket_error, any(), iodata()}
+	| {stream_error, any(), iodata()}
+	| {connection_error, any(), iodata()}
+	| {stop, any(), iodata()}.
+-type partial_req() :: map().
+-type state() :: {module(), any()} | undefined.
+-export_type([streamid/0, fin/0, command/0, commands/0, reason/0, resp_command/0,
+	partial_req/0, state/0]).
+
+-callback init(streamid(), mustang_req:req(), map()) -> {commands(), any()}.
+-callback data(streamid(), fin(), binary(), State) -> {commands(), State} when State :: any().
+-callback info(streamid(), any(), State) -> {commands(), State} when State :: any().
+-callback terminate(streamid(), reason(), any()) -> any().
+-callback early_error(streamid(), reason(), partial_req(), Resp, map()) -> Resp
+	when Resp :: resp_command().
+
+%% The chain: the state of a handler is {Module, ItsState}; each handler keeps
+%% the state of the rest of the chain inside its own (as mustang_stream_h,
+%% the last one, has no rest).
+
+-spec init(streamid(), mustang_req:req(), map()) -> {commands(), state()}.
+init(StreamID, Req, Opts) ->
+	case maps:get(stream_handlers, Opts, [mustang_stream_h]) of
+		[] ->
+			{[], undefined};
+		[Handler | Tail] ->
+			{Commands, State} = Handler:init(StreamID, Req, Opts#{stream_handlers => Tail}),
+			{Commands, {Handler, State}}
+	end.
+
+-spec data(streamid(), fin(), binary(), state()) -> {commands(), state()}.
+data(_, _, _, undefined) ->
+	{[], undefined};
+data(StreamID, IsFin, Data, {Handler, State0}) ->
+	{Commands, State} = Handler:data(StreamID, IsFin, Data, State0),
+	{Commands, {Handler, State}}.
+
+-spec info(streamid(), any(), state()) -> {commands(), state()}.
+info(_, _, undefined) ->
+	{[], undefined};
+info(StreamID, Info, {Handler, State0}) ->
+	{Commands, State} = Handler:info(StreamID, Info, State0),
+	{Commands, {Handler, State}}.
+
+-spec terminate(streamid(), reason(), state()) -> ok.
+terminate(_, _, undefined) ->
+	ok;
+terminate(StreamID, Reason, {Handler, State}) ->
+	_ = Handler:terminate(StreamID, Reason, State),
+	ok.
+
+-spec early_error(streamid(), reason(), partial_req(), Resp, map()) -> Resp
+	when Resp :: resp_command().
+early_error(StreamID, Reason, PartialReq, Resp, Opts) ->
+	case maps:get(stream_handlers, Opts, [mustang_stream_h]) of
+		[] ->
+			Resp;
+		[Handler | Tail] ->
+			Handler:early_error(StreamID, Reason, PartialReq, Resp,
+				Opts#{stream_handlers => Tail})
+	end.
+
+%% The log command for a stream handler callback that crashed, for the
+%% connection to write once.
+-spec make_error_log(init | data | info | terminate | early_error, list(), atom(), any(), list())
+	-> {log, error, string(), list()}.
+make_error_log(Callback, Args, Class, Reason, Stacktrace) ->
+	{log, error, "mustang: stream handler callback ~p crashed with ~0p:~0p~n"
+		"arguments: ~0p~nstacktrace: ~p", [Callback, Class, Reason, Args, Stacktrace]}.
