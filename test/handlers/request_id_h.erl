@@ -1,0 +1,87 @@
+%% The worked example of doc/guide/streams.md: a stream handler that gives
+%% every response an x-request-id header (the client's own when it sent a
+%% sane one, else a new random id) and counts the response body bytes, which
+%% it logs with the id when the stream ends.
+%%
+%%   stream_handlers => [request_id_h, mustang_stream_h]
+%%
+%% Option: request_id_header (<<"x-request-id">>), the header name.
+-module(request_id_h).
+-behaviour(mustang_stream).
+
+-include_lib("kernel/include/logger.hrl").
+
+-export([init/3, data/4, info/3, terminate/3, early_error/5]).
+
+-record(state, {
+	next :: mustang_stream:state(),
+	name :: binary(),
+	id :: binary(),
+	bytes = 0 :: non_neg_integer()
+}).
+
+init(StreamID, Req, Opts) ->
+	Name = maps:get(request_id_header, Opts, <<"x-request-id">>),
+	Id = request_id(Name, maps:get(headers, Req, #{})),
+	{Commands0, Next} = mustang_stream:init(StreamID, Req, Opts),
+	commands(Commands0, #state{next = Next, name = Name, id = Id}).
+
+data(StreamID, IsFin, Data, State = #state{next = Next0}) ->
+	{Commands, Next} = mustang_stream:data(StreamID, IsFin, Data, Next0),
+	commands(Commands, State#state{next = Next}).
+
+info(StreamID, Info, State = #state{next = Next0}) ->
+	{Commands, Next} = mustang_stream:info(StreamID, Info, Next0),
+	commands(Commands, State#state{next = Next}).
+
+terminate(StreamID, Reason, #state{next = Next, id = Id, bytes = Bytes}) ->
+	?LOG_INFO("request ~s: ~b response bytes", [Id, Bytes],
+		#{request_id => Id, resp_bytes => Bytes}),
+	mustang_stream:terminate(StreamID, Reason, Next).
+
+%% Early errors get an id too.
+early_error(StreamID, Reason, PartialReq, Resp0, Opts) ->
+	{response, Status, Headers, Body} =
+		mustang_stream:early_error(StreamID, Reason, PartialReq, Resp0, Opts),
+	Name = maps:get(request_id_header, Opts, <<"x-request-id">>),
+	{response, Status, Headers#{Name => new_id()}, Body}.
+
+%% Adds the header to what starts a response, counts what makes its body,
+%% and passes everything else on unchanged.
+commands(Commands0, State0) ->
+	{Commands, State} = lists:mapfoldl(fun command/2, State0, Commands0),
+	{Commands, State}.
+
+command({response, Status, Headers, Body}, State) ->
+	{{response, Status, add_id(Headers, State), Body}, count(Body, State)};
+command({error_response, Status, Headers, Body}, State) ->
+	{{error_response, Status, add_id(Headers, State), Body}, State};
+command({headers, Status, Headers}, State) ->
+	{{headers, Status, add_id(Headers, State)}, State};
+command(Command = {data, _, Body}, State) ->
+	{Command, count(Body, State)};
+command(Command, State) ->
+	{Command, State}.
+
+add_id(Headers, #state{name = Name, id = Id}) ->
+	Headers#{Name => Id}.
+
+count({sendfile, _, Length, _}, State = #state{bytes = Bytes}) ->
+	State#state{bytes = Bytes + Length};
+count(Data, State = #state{bytes = Bytes}) ->
+	State#state{bytes = Bytes + iolist_size(Data)}.
+
+%% The client's id when it is 1 to 64 letters, digits, '-' or '_'.
+request_id(Name, Headers) ->
+	case Headers of
+		#{Name := Id} when byte_size(Id) >= 1, byte_size(Id) =< 64 ->
+			case re:run(Id, "^[A-Za-z0-9_-]+$", [{capture, none}]) of
+				match -> Id;
+				nomatch -> new_id()
+			end;
+		_ ->
+			new_id()
+	end.
+
+new_id() ->
+	binary:encode_hex(<<(rand:uniform(1 bsl 64) - 1):64>>).
