@@ -20,26 +20,36 @@
 	bytes = 0 :: non_neg_integer()
 }).
 
+-spec init(mustang_stream:streamid(), mustang_req:req(), map())
+	-> {mustang_stream:commands(), #state{}}.
 init(StreamID, Req, Opts) ->
 	Name = maps:get(request_id_header, Opts, <<"x-request-id">>),
 	Id = request_id(Name, maps:get(headers, Req, #{})),
 	{Commands0, Next} = mustang_stream:init(StreamID, Req, Opts),
 	commands(Commands0, #state{next = Next, name = Name, id = Id}).
 
+-spec data(mustang_stream:streamid(), mustang_stream:fin(), binary(), #state{})
+	-> {mustang_stream:commands(), #state{}}.
 data(StreamID, IsFin, Data, State = #state{next = Next0}) ->
 	{Commands, Next} = mustang_stream:data(StreamID, IsFin, Data, Next0),
 	commands(Commands, State#state{next = Next}).
 
+-spec info(mustang_stream:streamid(), any(), #state{})
+	-> {mustang_stream:commands(), #state{}}.
 info(StreamID, Info, State = #state{next = Next0}) ->
 	{Commands, Next} = mustang_stream:info(StreamID, Info, Next0),
 	commands(Commands, State#state{next = Next}).
 
+-spec terminate(mustang_stream:streamid(), mustang_stream:reason(), #state{}) -> any().
 terminate(StreamID, Reason, #state{next = Next, id = Id, bytes = Bytes}) ->
 	?LOG_INFO("request ~s: ~b response bytes", [Id, Bytes],
 		#{request_id => Id, resp_bytes => Bytes}),
 	mustang_stream:terminate(StreamID, Reason, Next).
 
 %% Early errors get an id too.
+-spec early_error(mustang_stream:streamid(), mustang_stream:reason(),
+	mustang_stream:partial_req(), Resp, map()) -> Resp
+	when Resp :: mustang_stream:resp_command().
 early_error(StreamID, Reason, PartialReq, Resp0, Opts) ->
 	{response, Status, Headers, Body} =
 		mustang_stream:early_error(StreamID, Reason, PartialReq, Resp0, Opts),
@@ -48,12 +58,12 @@ early_error(StreamID, Reason, PartialReq, Resp0, Opts) ->
 
 %% Adds the header to what starts a response, counts what makes its body,
 %% and passes everything else on unchanged.
-commands(Commands0, State0) ->
-	{Commands, State} = lists:mapfoldl(fun command/2, State0, Commands0),
-	{Commands, State}.
+commands(Commands, State) ->
+	lists:mapfoldl(fun command/2, State, Commands).
 
 command({response, Status, Headers, Body}, State) ->
 	{{response, Status, add_id(Headers, State), Body}, count(Body, State)};
+%% Sent only if no response started: its body is not counted here.
 command({error_response, Status, Headers, Body}, State) ->
 	{{error_response, Status, add_id(Headers, State), Body}, State};
 command({headers, Status, Headers}, State) ->

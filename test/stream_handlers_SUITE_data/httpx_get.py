@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""GETs each URL with one httpx client (http2=True, TLS without certificate
+check), sending the headers given, and prints one JSON array:
+[{"http_version", "status", "headers": {lowercase name: value}, "body"}, ...]
+
+    httpx_get.py [-H 'name: value']... URL...
+"""
+import json
+import sys
+
+import httpx
+
+headers = {}
+urls = []
+args = sys.argv[1:]
+while args:
+    a = args.pop(0)
+    if a == "-H":
+        name, value = args.pop(0).split(":", 1)
+        headers[name.strip()] = value.strip()
+    else:
+        urls.append(a)
+
+out = []
+with httpx.Client(http2=True, verify=False, timeout=30) as client:
+    for url in urls:
+        r = client.get(url, headers=headers)
+        out.append({"http_version": r.http_version, "status": r.status_code,
+                    "headers": {k.lower(): v for k, v in r.headers.items()},
+                    "body": r.text})
+print(json.dumps(out))
