@@ -22,6 +22,10 @@
 %%                                      response headers stored
 %%   logger (logger)                    module used to log a crashing callback
 %%
+%% resp_status is the final status sent, or 500 when the stream ended with
+%% an {internal_error, _, _} command before any response (the connection
+%% then sends 500), or undefined when nothing was sent.
+%%
 %% The handler adds entries to the `user_data' map when a request handler
 %% calls mustang_req:cast({set_options, #{metrics_user_data => Map}}, Req):
 %% Map is merged into user_data (later values win). The same option given in
