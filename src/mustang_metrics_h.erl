@@ -22,6 +22,8 @@
 %%                                      response headers stored
 %%   logger (logger)                    module used to log a crashing callback
 %%
+%% reason is the terminate reason, or the {internal_error, Reason, Text}
+%% command that ended the stream when the connection terminates it as normal.
 %% resp_status is the final status sent, or 500 when the stream ended with
 %% an {internal_error, _, _} command before any response (the connection
 %% then sends 500), or undefined when nothing was sent.
@@ -85,6 +87,8 @@
 	resp_end :: integer() | undefined,
 	resp_body_length = 0 :: non_neg_integer(),
 	procs = #{} :: proc_metrics(),
+	%% The {internal_error, Reason, Text} command that ended the stream.
+	internal_error :: {internal_error, any(), iodata()} | undefined,
 	%% Most recent first.
 	informational = [] :: [informational_metrics()],
 	user_data = #{} :: map()
@@ -192,10 +196,12 @@ fold([{spawn, Pid, _} | Tail], State = #state{procs = Procs}) ->
 fold([{set_options, Opts} | Tail], State) ->
 	fold(Tail, set_options(Opts, State));
 %% The connection answers 500 when nothing was sent yet.
-fold([{internal_error, _, _} | Tail], State = #state{resp_status = undefined}) ->
+fold([Error = {internal_error, _, _} | Tail], State = #state{resp_status = undefined}) ->
 	Now = erlang:monotonic_time(),
 	fold(Tail, State#state{resp_status = 500, resp_headers = filter_headers(#{}, State),
-		resp_start = Now, resp_end = Now});
+		resp_start = Now, resp_end = Now, internal_error = Error});
+fold([Error = {internal_error, _, _} | Tail], State) ->
+	fold(Tail, State#state{internal_error = Error});
 fold([_ | Tail], State) ->
 	fold(Tail, State).
 
@@ -220,7 +226,7 @@ terminate(StreamID, Reason, State = #state{next = Next, callback = Callback}) ->
 		ref => State#state.ref,
 		pid => State#state.pid,
 		streamid => StreamID,
-		reason => Reason,
+		reason => metrics_reason(Reason, State),
 		req => State#state.req,
 		resp_status => State#state.resp_status,
 		resp_headers => State#state.resp_headers,
@@ -238,6 +244,11 @@ terminate(StreamID, Reason, State = #state{next = Next, callback = Callback}) ->
 	},
 	call(Callback, Metrics, State#state.logger),
 	mustang_stream:terminate(StreamID, Reason, Next).
+
+%% A stream ended by an {internal_error, _, _} command says so even when the
+%% connection terminates it as `normal'.
+metrics_reason(normal, #state{internal_error = Error}) when Error =/= undefined -> Error;
+metrics_reason(Reason, _) -> Reason.
 
 -spec early_error(mustang_stream:streamid(), mustang_stream:reason(),
 	mustang_stream:partial_req(), Resp, map()) -> Resp

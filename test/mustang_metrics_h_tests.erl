@@ -108,14 +108,21 @@ internal_error_test() ->
 	{[], S1} = mustang_metrics_h:init(1, req(), opts(#{})),
 	{Cmds, S2} = mustang_metrics_h:info(1, {fake_commands, Cmds}, S1),
 	_ = mustang_metrics_h:terminate(1, {internal_error, {error, crash}, <<"crashed">>}, S2),
-	?assertMatch(#{resp_status := 500, resp_body_length := 0, resp_start := T, resp_end := T}
-		when is_integer(T), metrics()),
+	?assertMatch(#{resp_status := 500, resp_body_length := 0, resp_start := T, resp_end := T,
+		reason := {internal_error, {error, crash}, <<"crashed">>}} when is_integer(T), metrics()),
+	%% Terminated as normal after the command: the reason is the command's.
+	{[], S2b} = mustang_metrics_h:init(1, req(), opts(#{})),
+	{Cmds, S2c} = mustang_metrics_h:info(1, {fake_commands, Cmds}, S2b),
+	_ = mustang_metrics_h:terminate(1, normal, S2c),
+	?assertMatch(#{resp_status := 500, reason := {internal_error, {error, crash}, <<"crashed">>}},
+		metrics()),
 	%% Once a response started, an internal error changes nothing.
 	Cmds2 = [{headers, 200, #{}}, {internal_error, x, <<"x">>}],
 	{[], S3} = mustang_metrics_h:init(1, req(), opts(#{})),
 	{Cmds2, S4} = mustang_metrics_h:info(1, {fake_commands, Cmds2}, S3),
-	_ = mustang_metrics_h:terminate(1, {internal_error, x, <<"x">>}, S4),
-	?assertMatch(#{resp_status := 200, resp_end := undefined}, metrics()).
+	_ = mustang_metrics_h:terminate(1, normal, S4),
+	?assertMatch(#{resp_status := 200, resp_end := undefined,
+		reason := {internal_error, x, <<"x">>}}, metrics()).
 
 no_response_test() ->
 	{[], S1} = mustang_metrics_h:init(1, req(), opts(#{})),

@@ -51,7 +51,7 @@ client_id_test() ->
 	%% Another header name.
 	{[{response, 200, #{<<"request-id">> := <<"r1">>} = H, _}], _} =
 		request_id_h:init(1, req(#{<<"request-id">> => <<"r1">>}),
-			opts(#{fake_init => [Resp], request_id_header => <<"request-id">>})),
+			opts(#{fake_init => [Resp], env => #{request_id_header => <<"request-id">>}})),
 	?assertNot(is_map_key(<<"x-request-id">>, H)).
 
 error_response_and_early_error_test() ->

@@ -5,7 +5,8 @@
 %%
 %%   stream_handlers => [request_id_h, mustang_stream_h]
 %%
-%% Option: request_id_header (<<"x-request-id">>), the header name.
+%% Setting: request_id_header (<<"x-request-id">>), the header name, in the
+%% `env' protocol option (Mustang refuses protocol options it does not know).
 -module(request_id_h).
 -behaviour(mustang_stream).
 
@@ -23,7 +24,7 @@
 -spec init(mustang_stream:streamid(), mustang_req:req(), map())
 	-> {mustang_stream:commands(), #state{}}.
 init(StreamID, Req, Opts) ->
-	Name = maps:get(request_id_header, Opts, <<"x-request-id">>),
+	Name = header_name(Opts),
 	Id = request_id(Name, maps:get(headers, Req, #{})),
 	{Commands0, Next} = mustang_stream:init(StreamID, Req, Opts),
 	commands(Commands0, #state{next = Next, name = Name, id = Id}).
@@ -53,8 +54,10 @@ terminate(StreamID, Reason, #state{next = Next, id = Id, bytes = Bytes}) ->
 early_error(StreamID, Reason, PartialReq, Resp0, Opts) ->
 	{response, Status, Headers, Body} =
 		mustang_stream:early_error(StreamID, Reason, PartialReq, Resp0, Opts),
-	Name = maps:get(request_id_header, Opts, <<"x-request-id">>),
-	{response, Status, Headers#{Name => new_id()}, Body}.
+	{response, Status, Headers#{header_name(Opts) => new_id()}, Body}.
+
+header_name(Opts) ->
+	maps:get(request_id_header, maps:get(env, Opts, #{}), <<"x-request-id">>).
 
 %% Adds the header to what starts a response, counts what makes its body,
 %% and passes everything else on unchanged.

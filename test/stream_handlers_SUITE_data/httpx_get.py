@@ -3,7 +3,9 @@
 check), sending the headers given, and prints one JSON array:
 [{"http_version", "status", "headers": {lowercase name: value}, "body"}, ...]
 
-    httpx_get.py [-H 'name: value']... URL...
+    httpx_get.py [--h2c] [-H 'name: value']... URL...
+
+--h2c: HTTP/2 by prior knowledge over clear text (http1=False).
 """
 import json
 import sys
@@ -12,17 +14,20 @@ import httpx
 
 headers = {}
 urls = []
+http1 = True
 args = sys.argv[1:]
 while args:
     a = args.pop(0)
-    if a == "-H":
+    if a == "--h2c":
+        http1 = False
+    elif a == "-H":
         name, value = args.pop(0).split(":", 1)
         headers[name.strip()] = value.strip()
     else:
         urls.append(a)
 
 out = []
-with httpx.Client(http2=True, verify=False, timeout=30) as client:
+with httpx.Client(http1=http1, http2=True, verify=False, timeout=30) as client:
     for url in urls:
         r = client.get(url, headers=headers)
         out.append({"http_version": r.http_version, "status": r.status_code,
