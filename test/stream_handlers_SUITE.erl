@@ -31,6 +31,7 @@ all() ->
 tests() ->
 	[
 		metrics_request,
+		metrics_request_body,
 		metrics_user_data,
 		metrics_sendfile,
 		metrics_crash,
@@ -110,6 +111,7 @@ proto_opts(Group, Config) ->
 		{"/user_data", stream_probe_h, #{user_data => #{handler => stream_probe_h, n => 1}}},
 		{"/sendfile", resp_body_h, {sendfile, 0, ?FILE_SIZE, ?config(file, Config)}},
 		{"/crash", crash_h, before_reply},
+		{"/read_body", read_body_h, #{length => 1000000}},
 		{"/metrics_crash", hello_h, []},
 		{"/hello", hello_h, []}
 	]}],
@@ -117,7 +119,9 @@ proto_opts(Group, Config) ->
 		stream_handlers => [mustang_metrics_h, mustang_tracer_h, mustang_access_log_h,
 			request_id_h, mustang_stream_h],
 		metrics_callback => fun
-			(#{req := #{path := <<"/metrics_crash">>}}) -> error(metrics_callback_crash);
+			(#{req := #{path := <<"/metrics_crash">>}, pid := Conn}) ->
+				sink({metrics_crash, Conn}),
+				error(metrics_callback_crash);
 			(M) -> sink({metrics, M})
 		end,
 		tracer_callback => fun
@@ -147,6 +151,14 @@ get(Config, Path, Headers) ->
 	Resp.
 
 get_many(Config, Paths, Headers) ->
+	request(Config, Paths, Headers, []).
+
+%% POSTs the contents of File.
+post(Config, Path, File) ->
+	[Resp] = request(Config, [Path], [], ["--post", File]),
+	Resp.
+
+request(Config, Paths, Headers, Post) ->
 	case ?config(group, Config) of
 		Group when Group =:= h2; Group =:= h2c andalso length(Paths) > 1 ->
 			%% curl 7.88 fails to reuse an h2c prior knowledge connection
@@ -156,7 +168,7 @@ get_many(Config, Paths, Headers) ->
 				h2c -> ["--h2c"];
 				h2 -> []
 			end,
-			Args = [Script | H2c] ++ lists:append([["-H", N ++ ": " ++ V] || {N, V} <- Headers])
+			Args = [Script | H2c] ++ Post ++ lists:append([["-H", N ++ ": " ++ V] || {N, V} <- Headers])
 				++ [url(Config, P) || P <- Paths],
 			{0, Out} = run(python(), Args, 60000),
 			[#{version => V, status => S, headers => H, body => B}
@@ -168,7 +180,11 @@ get_many(Config, Paths, Headers) ->
 				_ -> "--http1.1"
 			end,
 			Sep = "--mustang-next--",
-			Args = [Proto, "-sS", "-i", "-w", Sep]
+			CurlPost = case Post of
+				["--post", File] -> ["--data-binary", "@" ++ File];
+				[] -> []
+			end,
+			Args = [Proto, "-sS", "-i", "-w", Sep] ++ CurlPost
 				++ lists:append([["-H", N ++ ": " ++ V] || {N, V} <- Headers])
 				++ [url(Config, P) || P <- Paths],
 			{0, Out} = run(tool("curl", undefined, []), Args, 60000),
@@ -287,6 +303,19 @@ metrics_request(Config) ->
 			true = ReqStart =< Spawn andalso Spawn =< Exit andalso Exit =< ReqEnd
 	end.
 
+metrics_request_body(Config) ->
+	doc("A request body: its length and the times of its first and last pieces."),
+	Size = 300000,
+	File = filename:join(?config(priv_dir, Config), "body.bin"),
+	ok = file:write_file(File, binary:copy(<<"x">>, Size)),
+	#{status := 200, body := Body} = post(Config, "/read_body", File),
+	[<<"300000">>, _Calls] = binary:split(Body, <<" ">>),
+	#{req := #{method := <<"POST">>}, req_body_length := Size, req_start := ReqStart,
+		req_body_start := BodyStart, req_body_end := BodyEnd, resp_start := RespStart,
+		req_end := ReqEnd} = metrics(<<"/read_body">>),
+	Times = [ReqStart, BodyStart, BodyEnd, RespStart, ReqEnd],
+	Times = lists:sort(Times).
+
 metrics_user_data(Config) ->
 	doc("mustang_req:cast({set_options, #{metrics_user_data => Map}}, Req) puts Map "
 		"in user_data."),
@@ -321,7 +350,9 @@ metrics_callback_crash(Config) ->
 		"it is served."),
 	[#{status := 200}, #{status := 200, body := <<"Hello world!">>}] =
 		get_many(Config, ["/metrics_crash", "/hello"], []),
-	#{resp_status := 200} = metrics(<<"/hello">>).
+	Conn = receive {metrics_crash, C} -> C after 5000 -> ct:fail(no_crash) end,
+	%% Same connection.
+	#{resp_status := 200, pid := Conn} = metrics(<<"/hello">>).
 
 %% Tracer.
 
