@@ -92,7 +92,9 @@ init(StreamID, Req, Opts) ->
 	case Opts of
 		#{tracer_callback := Callback, tracer_match_specs := Specs}
 				when is_function(Callback, 2), is_list(Specs) ->
-			case match(Specs, StreamID, Req, Opts) of
+			%% A connection that another tracer traces is left to it.
+			case match(Specs, StreamID, Req, Opts)
+					andalso erlang:trace_info(self(), tracer) =:= {tracer, []} of
 				true -> init_traced(StreamID, Req, Opts, Callback);
 				false -> init_untraced(StreamID, Req, Opts)
 			end;
@@ -146,12 +148,18 @@ init_traced(StreamID, Req, Opts, Callback) ->
 			end
 	end.
 
-%% Fails when another tracer already traces the process (or it is dead).
+%% Leaves alone a process that another tracer traces (erlang:trace/3 would
+%% take it over) or that is gone.
 set_trace(Pid, Flags, Tracer) ->
-	try erlang:trace(Pid, true, [{tracer, Tracer} | Flags]) of
-		_ -> true
-	catch error:badarg ->
-		false
+	case erlang:trace_info(Pid, tracer) of
+		{tracer, Current} when Current =:= []; Current =:= Tracer ->
+			try erlang:trace(Pid, true, [{tracer, Tracer} | Flags]) of
+				_ -> true
+			catch error:badarg ->
+				false
+			end;
+		_ ->
+			false
 	end.
 
 %% Processes started by the rest of the chain get the full flags (set_on_spawn

@@ -191,6 +191,24 @@ process_mode_no_match_test() ->
 	Child ! stop,
 	not_traced().
 
+%% A connection that something else traces is left to it: the stream is
+%% not traced and the other tracer keeps its flags.
+already_traced_test() ->
+	Other = spawn(fun() -> receive stop -> ok end end),
+	1 = erlang:trace(self(), true, [procs, {tracer, Other}]),
+	try
+		{[], S1} = mustang_tracer_h:init(1, req(), opts([], #{tracer_flags => [send]})),
+		?assertEqual({tracer, Other}, erlang:trace_info(self(), tracer)),
+		?assertEqual([procs], own_flags()),
+		_ = mustang_tracer_h:terminate(1, normal, S1),
+		?assertEqual({tracer, Other}, erlang:trace_info(self(), tracer)),
+		?assertEqual([procs], own_flags()),
+		not_traced()
+	after
+		_ = erlang:trace(self(), false, [all]),
+		Other ! stop
+	end.
+
 %% A crashing callback is logged; the stream goes on, tracing stops.
 callback_crash_test() ->
 	register(fake_logger_sink, self()),
