@@ -28,8 +28,8 @@
 %%                     headers have content-length or transfer-encoding
 %%   {parts, [iodata]} a body of unknown length in several parts: HTTP/1.1
 %%                     chunked (one chunk per part), HTTP/2 one DATA run per
-%%                     part; with a content-length header, HTTP/1.1 sends the
-%%                     parts as they are
+%%                     part; when the headers have content-length or
+%%                     transfer-encoding, HTTP/1.1 sends the parts as they are
 %%   nofin             the body comes later with send_body/4 (same framing as
 %%                     parts), or send_trailers/3
 %% Without a host header the request gets "host: localhost" (HTTP/2: the
