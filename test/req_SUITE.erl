@@ -97,6 +97,7 @@ tests() ->
 		not_found,
 		bad_host,
 		req_from_other_process,
+		req_from_other_process_body,
 		set_env
 	].
 
@@ -140,7 +141,8 @@ routes(Config) ->
 		{"/stream/trailers", stream_h, trailers},
 		{"/stream/events", stream_h, events},
 		{"/stream/sendfile", stream_h, {sendfile, 3, 7, File}},
-		{"/other_process", other_process_h, []}
+		{"/other_process", other_process_h, []},
+		{"/other_process_body", other_process_body_h, []}
 	],
 	[
 		{"[...].hostinfo.test", [{"/host_info", echo_h, host_info}]},
@@ -772,17 +774,19 @@ get_with_host(Config, Host) ->
 	req(Config, "GET", "/", [{"host", Host}]).
 
 req_from_other_process(Config) ->
-	doc("Where the handler runs in the connection process (HTTP/1.1 inline mode), a Req "
-		"used from another process is refused with "
-		"error({mustang_req, inline_req_used_from_other_process}); where it runs in a "
-		"process of its own (process mode, HTTP/2) the other process may reply."),
+	doc("A process the handler gave its Req to may reply, in every mode (inline "
+		"included, as Cowboy allows) and over every transport."),
 	Resp = get(Config, "/other_process"),
-	case mustang_test:mode(Config) of
-		inline ->
-			?assertEqual({mustang_req, inline_req_used_from_other_process}, echoed(Resp));
-		process ->
-			?assertMatch(#{status := 200, body := <<"replied from another process">>}, Resp)
-	end.
+	?assertMatch(#{status := 200, body := <<"replied from another process">>}, Resp).
+
+req_from_other_process_body(Config) ->
+	doc("A process the handler gave its Req to may read the body, then stream the "
+		"response (stream_reply, stream_body), in every mode and over every transport."),
+	Body = binary:copy(<<"abcdefgh">>, 100000),
+	Resp = req(Config, "POST", "/other_process_body", [], Body),
+	?assertMatch(#{status := 200}, Resp),
+	#{body := RespBody} = Resp,
+	?assertEqual(<<"read 800000 bytes in another process">>, RespBody).
 
 set_env(Config) ->
 	doc("mustang:set_env/3 changes the dispatch rules for connections accepted after "
