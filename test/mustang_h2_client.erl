@@ -227,7 +227,7 @@ handle_call({start, Socket}, From, State0 = #state{local_window = Window}) ->
 	State = State0#state{socket = Socket},
 	Settings = #{enable_push => false, initial_window_size => Window},
 	ok = send(State, [mustang_http2_frame:preface(), mustang_http2_frame:settings(Settings)]),
-	ok = setopts(State),
+	_ = setopts(State),
 	{noreply, State#state{settings_waiters = [From]}};
 handle_call({request, _, _, _, _}, _, State = #state{closed = {true, Reason}}) ->
 	{reply, {error, Reason}, State};
@@ -241,7 +241,7 @@ handle_call({request, Method, Path, Headers, Body}, _, State0 = #state{next_id =
 	end,
 	Stream = #stream{send_window = State0#state.server_window,
 		recv_window = State0#state.local_window, queue = Queue,
-		local = case HeadFin of fin -> closed; nofin -> open end},
+		local = case Body of nofin -> open; _ -> closed end},
 	State1 = send_headers(ID, HeadFin, Fields, State0),
 	State = State1#state{next_id = ID + 2, streams = (State1#state.streams)#{ID => Stream}},
 	{reply, {ok, ID}, flush(State)};
@@ -302,7 +302,7 @@ handle_info({Tag, S, Data}, State = #state{socket = S, buffer = Buffer})
 		when Tag =:= tcp; Tag =:= ssl ->
 	case frames(State#state{buffer = <<Buffer/binary, Data/binary>>}) of
 		State2 = #state{closed = false} ->
-			ok = setopts(State2),
+			_ = setopts(State2),
 			{noreply, flush(State2)};
 		State2 ->
 			{noreply, State2}
@@ -327,8 +327,11 @@ handle_info(_, State) ->
 
 %% Sending.
 
+%% A failed send is not an error here: the socket's closing comes as a
+%% message and fails the streams then.
 send(#state{transport = Module, socket = S}, Data) ->
-	Module:send(S, Data).
+	_ = Module:send(S, Data),
+	ok.
 
 setopts(#state{transport = gen_tcp, socket = S}) -> inet:setopts(S, [{active, once}]);
 setopts(#state{transport = ssl, socket = S}) -> ssl:setopts(S, [{active, once}]).
@@ -628,8 +631,9 @@ finish(ID, Result, State = #state{streams = Streams}) ->
 			State
 	end.
 
+%% Last-Stream-ID 0: with push disabled the server opened no stream.
 connection_error(Code, Why, State0) ->
-	_ = send(State0, mustang_http2_frame:goaway(State0#state.next_id - 2, Code, <<>>)),
+	_ = send(State0, mustang_http2_frame:goaway(0, Code, <<>>)),
 	_ = (State0#state.transport):close(State0#state.socket),
 	closed({connection_error, Code, Why}, State0).
 
