@@ -1,11 +1,45 @@
 %% Helpers shared by the end-to-end suites (rfc9112, limits, req, clients,
 %% http2, websocket, ws_reference).
 %%
-%% Listeners: every suite runs each test in two groups, `inline' (the
-%% handler runs in the connection process, the default) and `process'
-%% (protocol option request_process => true). init_group/4 starts the
-%% group's listener on port 0 and stores {ref, Ref}, {port, Port} and
-%% {mode, Mode} in the Config.
+%% Groups and listeners. The HTTP/1.1 suites run each test in two groups,
+%% `inline' (the handler runs in the connection process, the default) and
+%% `process' (protocol option request_process => true): common_all/0 and
+%% common_groups/1. Suites whose tests mean the same over every transport
+%% add two HTTP/2 groups with common_all(all) and common_groups(all, Tests)
+%% or common_groups(all, Tests, Http1OnlyTests): `h2c' (clear listener,
+%% HTTP/2 by prior knowledge) and `h2' (TLS listener, ALPN h2, with the demo's
+%% self-signed certificate from mustang_demo:tls_opts/0). init_group/4 starts
+%% the group's listener on port 0 (default protocol options plus the routes
+%% and the extra options) and stores in the Config:
+%%   {ref, Ref}, {port, Port}, {group, Group},
+%%   {transport, http1 | h2c | h2}   what the transport-neutral client speaks
+%%   {mode, inline | process}        where handlers run: always process over
+%%                                   HTTP/2, whatever request_process says
+%%
+%% Transport-neutral client: open/1,2, send_request/5, send_body/4,
+%% send_trailers/3, await/2,3, close/1, sockname/1, and request/5,6 for one
+%% request on a new connection. It speaks HTTP/1.1 with the raw client below
+%% (requests pipelined on one connection, so await them in the order they
+%% were sent) and HTTP/2 with mustang_h2_client (streams, flow control). A
+%% request is a method, a path (with the query), headers [{Name, Value}]
+%% and a body:
+%%   none              no body (HTTP/2: END_STREAM on HEADERS)
+%%   iodata            the body, with content-length added unless the
+%%                     headers have content-length or transfer-encoding
+%%   {parts, [iodata]} a body of unknown length in several parts: HTTP/1.1
+%%                     chunked (one chunk per part), HTTP/2 one DATA run per
+%%                     part; when the headers have content-length or
+%%                     transfer-encoding, HTTP/1.1 sends the parts as they are
+%%   nofin             the body comes later with send_body/4 (same framing as
+%%                     parts), or send_trailers/3
+%% Without a host header the request gets "host: localhost" (HTTP/2: the
+%% host header becomes :authority). HTTP/1.1 sends header names as given,
+%% HTTP/2 lowercases them. The response is a map:
+%%   #{version, status, headers => [{LowercaseName, Value}], body,
+%%     trailers => [{Name, Value}], informs => [#{status, headers}]}
+%% plus, over HTTP/1.1, reason and raw (the exact bytes of the final
+%% response; informs have their raw too). Errors: {error, Reason}, see
+%% await/3.
 %%
 %% Raw HTTP/1.1 client: connect/1, send/2 and recv_response/1,2 read one
 %% response at a time from a passive gen_tcp socket, keeping the bytes past
@@ -20,7 +54,10 @@
 
 %% Groups and listeners.
 -export([common_all/0]).
+-export([common_all/1]).
 -export([common_groups/1]).
+-export([common_groups/2]).
+-export([common_groups/3]).
 -export([proto_opts/3]).
 -export([start_listener/4]).
 -export([stop_listener/1]).
@@ -29,6 +66,23 @@
 -export([mode/1]).
 -export([port/1]).
 -export([ref/2]).
+-export([transport/1]).
+-export([is_http2/1]).
+-export([scheme/1]).
+-export([default_port/1]).
+-export([start_group_listener/4]).
+
+%% Transport-neutral client.
+-export([open/1]).
+-export([open/2]).
+-export([send_request/5]).
+-export([send_body/4]).
+-export([send_trailers/3]).
+-export([await/2]).
+-export([await/3]).
+-export([sockname/1]).
+-export([request/5]).
+-export([request/6]).
 
 %% Raw client.
 -export([connect/1]).
@@ -72,8 +126,19 @@
 common_all() ->
 	[{group, inline}, {group, process}].
 
+%% The two HTTP/1.1 groups and the two HTTP/2 ones.
+common_all(all) ->
+	common_all() ++ [{group, h2c}, {group, h2}].
+
 common_groups(Tests) ->
 	[{inline, [], Tests}, {process, [], Tests}].
+
+common_groups(all, Tests) ->
+	common_groups(all, Tests, []).
+
+%% Http1Only: tests about HTTP/1.1 itself, run in inline and process only.
+common_groups(all, Tests, Http1Only) ->
+	common_groups(Tests ++ Http1Only) ++ [{h2c, [], Tests}, {h2, [], Tests}].
 
 proto_opts(Routes, Mode, Extra) ->
 	maps:merge(#{
@@ -89,10 +154,32 @@ start_listener(Ref, Routes, Mode, Extra) ->
 stop_listener(Ref) ->
 	ok = mustang:stop_listener(Ref).
 
-init_group(Mode, Config, Routes, Extra) when Mode =:= inline; Mode =:= process ->
-	Ref = {?MODULE, proplists:get_value(suite, Config, unknown), Mode},
-	Port = start_listener(Ref, Routes, Mode, Extra),
-	[{ref, Ref}, {port, Port}, {mode, Mode} | Config].
+init_group(Group, Config, Routes, Extra) ->
+	{Transport, Mode} = case Group of
+		inline -> {http1, inline};
+		process -> {http1, process};
+		h2c -> {h2c, process};
+		h2 -> {h2, process}
+	end,
+	Ref = {?MODULE, proplists:get_value(suite, Config, unknown), Group},
+	Config2 = [{group, Group}, {transport, Transport}, {mode, Mode} | Config],
+	Port = start_group_listener(Ref, Routes, Config2, Extra),
+	[{ref, Ref}, {port, Port} | Config2].
+
+%% A listener like the group's (clear, or TLS for h2); returns its port.
+start_group_listener(Ref, Routes, Config, Extra) ->
+	case transport(Config) of
+		h2 ->
+			%% request_process does not apply to HTTP/2: left at its default.
+			ProtoOpts = maps:merge(#{env => #{dispatch => mustang_router:compile(Routes)}}, Extra),
+			{ok, _} = mustang:start_tls(Ref, #{port => 0, socket_opts => mustang_demo:tls_opts()},
+				ProtoOpts),
+			mustang:get_port(Ref);
+		h2c ->
+			start_listener(Ref, Routes, inline, Extra);
+		http1 ->
+			start_listener(Ref, Routes, mode(Config), Extra)
+	end.
 
 end_group(Config) ->
 	stop_listener(?config(ref, Config)).
@@ -101,9 +188,159 @@ mode(Config) -> ?config(mode, Config).
 
 port(Config) -> ?config(port, Config).
 
+%% http1 when the Config has no transport (the two-group suites).
+transport(Config) ->
+	proplists:get_value(transport, Config, http1).
+
+is_http2(Config) ->
+	transport(Config) =/= http1.
+
+scheme(Config) ->
+	case transport(Config) of
+		h2 -> <<"https">>;
+		_ -> <<"http">>
+	end.
+
+default_port(Config) ->
+	case transport(Config) of
+		h2 -> 443;
+		_ -> 80
+	end.
+
 %% A listener name unique to a test case and group.
 ref(Name, Config) ->
-	{Name, mode(Config)}.
+	{Name, proplists:get_value(group, Config, mode(Config))}.
+
+%% Transport-neutral client.
+
+open(Config) ->
+	open(Config, port(Config)).
+
+%% A connection to Port, speaking what the Config's group speaks.
+open(Config, Port) ->
+	case transport(Config) of
+		http1 ->
+			#{transport => http1, socket => connect(Port)};
+		Transport ->
+			Kind = case Transport of h2c -> tcp; h2 -> tls end,
+			{ok, Pid} = mustang_h2_client:connect(Kind, "127.0.0.1", Port, #{}),
+			#{transport => Transport, pid => Pid}
+	end.
+
+send_request(#{transport := http1, socket := S}, Method, Path, Headers0, Body) ->
+	Headers = case has_header(<<"host">>, Headers0) of
+		true -> Headers0;
+		false -> [{"host", "localhost"} | Headers0]
+	end,
+	HasLength = has_header(<<"content-length">>, Headers)
+		orelse has_header(<<"transfer-encoding">>, Headers),
+	Framing = case Body of
+		none -> none;
+		_ when HasLength -> raw;
+		{parts, _} -> chunked;
+		nofin -> chunked;
+		_ -> length
+	end,
+	Extra = case Framing of
+		chunked -> [{"transfer-encoding", "chunked"}];
+		length -> [{"content-length", integer_to_list(iolist_size(Body))}];
+		_ -> []
+	end,
+	Payload = case Body of
+		none -> [];
+		nofin -> [];
+		{parts, Parts} when Framing =:= raw -> Parts;
+		{parts, Parts} -> [[chunk(P) || P <- Parts], "0\r\n\r\n"];
+		_ -> Body
+	end,
+	ok = send(S, [Method, " ", Path, " HTTP/1.1\r\n",
+		[[N, ": ", V, "\r\n"] || {N, V} <- Headers ++ Extra], "\r\n", Payload]),
+	{http1, iolist_to_binary(Method), Framing};
+send_request(#{pid := Pid}, Method, Path, Headers0, Body) ->
+	%% The same content-length rule as HTTP/1.1 (RFC 9113 8.1.1 allows it).
+	Headers = case Body of
+		none -> Headers0;
+		nofin -> Headers0;
+		{parts, _} -> Headers0;
+		_ ->
+			case has_header(<<"content-length">>, Headers0) of
+				true -> Headers0;
+				false -> Headers0 ++ [{"content-length", integer_to_list(iolist_size(Body))}]
+			end
+	end,
+	{ok, StreamID} = mustang_h2_client:request(Pid, Method, Path, Headers, Body),
+	StreamID.
+
+has_header(Name, Headers) ->
+	lists:any(fun({N, _}) -> string:lowercase(iolist_to_binary(N)) =:= Name end, Headers).
+
+chunk(Data) ->
+	case iolist_size(Data) of
+		0 -> [];
+		Size -> [integer_to_list(Size, 16), "\r\n", Data, "\r\n"]
+	end.
+
+%% More body for a request sent with nofin.
+send_body(#{transport := http1, socket := S}, {http1, _, Framing}, IsFin, Data) ->
+	case {Framing, IsFin} of
+		{raw, _} -> send(S, Data);
+		{chunked, nofin} -> send(S, chunk(Data));
+		{chunked, fin} -> send(S, [chunk(Data), "0\r\n\r\n"])
+	end;
+send_body(#{pid := Pid}, StreamID, IsFin, Data) ->
+	mustang_h2_client:send_body(Pid, StreamID, IsFin, Data).
+
+%% Ends a request sent with nofin (HTTP/1.1: chunked only) with trailers.
+send_trailers(#{transport := http1, socket := S}, {http1, _, chunked}, Trailers) ->
+	send(S, ["0\r\n", [[N, ": ", V, "\r\n"] || {N, V} <- Trailers], "\r\n"]);
+send_trailers(#{pid := Pid}, StreamID, Trailers) ->
+	mustang_h2_client:send_trailers(Pid, StreamID, Trailers).
+
+await(Conn, Stream) ->
+	await(Conn, Stream, ?TIMEOUT).
+
+%% The whole response, or {error, Reason}: timeout (nothing whole within
+%% Timeout ms), closed; over HTTP/2 also {stream_error, Code} (RST_STREAM),
+%% {goaway, Code, Debug} and the others of mustang_h2_client:await/3.
+await(#{transport := http1, socket := S}, {http1, Method, _}, Timeout) ->
+	await_http1(S, Method, Timeout, []);
+await(#{pid := Pid}, StreamID, Timeout) ->
+	case mustang_h2_client:await(Pid, StreamID, Timeout) of
+		{ok, Resp} -> Resp;
+		Error -> Error
+	end.
+
+%% 1xx responses other than 101 go into informs (RFC 9110 15.2).
+await_http1(S, Method, Timeout, Informs) ->
+	case recv_response(S, #{timeout => Timeout, head => Method =:= <<"HEAD">>}) of
+		#{status := Status, headers := Headers, raw := Raw} when Status >= 100, Status < 200,
+				Status =/= 101 ->
+			Inform = #{status => Status, headers => Headers, raw => Raw},
+			await_http1(S, Method, Timeout, [Inform | Informs]);
+		Resp = #{} ->
+			Resp#{informs => lists:reverse(Informs)};
+		Error ->
+			Error
+	end.
+
+sockname(#{transport := http1, socket := S}) ->
+	inet:sockname(S);
+sockname(#{pid := Pid}) ->
+	mustang_h2_client:sockname(Pid).
+
+request(Config, Method, Path, Headers, Body) ->
+	request(Config, Method, Path, Headers, Body, #{}).
+
+%% One request on a new connection. Options: timeout (ms, default 5000),
+%% port (default the group's).
+request(Config, Method, Path, Headers, Body, Opts) ->
+	Conn = open(Config, maps:get(port, Opts, port(Config))),
+	try
+		await(Conn, send_request(Conn, Method, Path, Headers, Body),
+			maps:get(timeout, Opts, ?TIMEOUT))
+	after
+		close(Conn)
+	end.
 
 %% Raw client.
 
@@ -114,6 +351,11 @@ connect(Port) ->
 send(S, Data) ->
 	gen_tcp:send(S, Data).
 
+%% A raw socket or a transport-neutral connection.
+close(#{transport := http1, socket := S}) ->
+	close(S);
+close(#{pid := Pid}) ->
+	mustang_h2_client:close(Pid);
 close(S) ->
 	erase({?MODULE, buffer, S}),
 	gen_tcp:close(S).
