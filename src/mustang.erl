@@ -12,9 +12,10 @@
 %%                      (certfile, keyfile, backlog, buffer, ...)
 %%   shutdown           ms that stop_listener/1 lets in-flight requests run
 %%                      before killing their connections (default 5000)
-%%   handshake_timeout  ms for the TLS handshake (default 5000)
+%%   handshake_timeout  ms for the TLS handshake (default 5000, or infinity)
+%%   logger             module the acceptors log through (default logger)
 %%
-%% Protocol options are documented in mustang_http1.
+%% Protocol options: mustang_opts (types, defaults and validation).
 -module(mustang).
 
 -export([start_clear/3]).
@@ -30,7 +31,18 @@
 
 -type ref() :: any().
 -type opts() :: #{atom() => any()}.
--export_type([ref/0, opts/0]).
+-type transport_opts() :: #{
+	port => inet:port_number(),
+	ip => inet:socket_address(),
+	num_acceptors => pos_integer(),
+	num_conns_sups => pos_integer(),
+	max_connections => pos_integer() | infinity,
+	socket_opts => [gen_tcp:listen_option() | ssl:tls_server_option()],
+	shutdown => timeout(),
+	handshake_timeout => timeout(),
+	logger => module()
+}.
+-export_type([ref/0, opts/0, transport_opts/0]).
 
 -define(TRANSPORT_DEFAULTS, #{
 	port => 0,
@@ -41,11 +53,13 @@
 	handshake_timeout => 5000
 }).
 
--spec start_clear(ref(), opts(), opts()) -> {ok, pid()} | {error, any()}.
+-spec start_clear(ref(), transport_opts(), mustang_opts:protocol_opts())
+	-> {ok, pid()} | {error, any()}.
 start_clear(Ref, TransOpts, ProtoOpts) ->
 	start_listener(Ref, mustang_tcp, TransOpts, ProtoOpts).
 
--spec start_tls(ref(), opts(), opts()) -> {ok, pid()} | {error, any()}.
+-spec start_tls(ref(), transport_opts(), mustang_opts:protocol_opts())
+	-> {ok, pid()} | {error, any()}.
 start_tls(Ref, TransOpts, ProtoOpts) ->
 	start_listener(Ref, mustang_tls, TransOpts, ProtoOpts).
 
@@ -84,7 +98,7 @@ unwrap_start_error(Reason) ->
 validate(Transport, TransOpts, ProtoOpts) when is_map(TransOpts), is_map(ProtoOpts) ->
 	case maps:keys(maps:without(transport_keys(), TransOpts)) of
 		[] ->
-			case mustang_http1:validate_opts(ProtoOpts) of
+			case mustang_opts:validate(ProtoOpts) of
 				ok -> normalize_transport(Transport, alpn(Transport, TransOpts, ProtoOpts));
 				Error -> Error
 			end;
@@ -101,15 +115,19 @@ transport_keys() ->
 normalize_transport(Transport, TransOpts0) ->
 	TransOpts = maps:merge(?TRANSPORT_DEFAULTS, TransOpts0),
 	#{port := Port, num_acceptors := NumAcceptors, max_connections := MaxConns,
-		socket_opts := SocketOpts, shutdown := Shutdown} = TransOpts,
+		socket_opts := SocketOpts, shutdown := Shutdown,
+		handshake_timeout := HandshakeTimeout} = TransOpts,
 	NumConnsSups = maps:get(num_conns_sups, TransOpts, NumAcceptors),
 	Checks = [
 		{port, is_integer(Port) andalso Port >= 0 andalso Port =< 65535},
+		{ip, valid_ip(maps:get(ip, TransOpts, any))},
 		{num_acceptors, is_integer(NumAcceptors) andalso NumAcceptors > 0},
 		{num_conns_sups, is_integer(NumConnsSups) andalso NumConnsSups > 0},
 		{max_connections, MaxConns =:= infinity orelse (is_integer(MaxConns) andalso MaxConns > 0)},
 		{socket_opts, is_list(SocketOpts)},
 		{shutdown, Shutdown =:= infinity orelse (is_integer(Shutdown) andalso Shutdown >= 0)},
+		{handshake_timeout, valid_timeout(HandshakeTimeout)},
+		{logger, is_atom(maps:get(logger, TransOpts, logger))},
 		{tls_certificate, Transport =/= mustang_tls orelse has_certificate(SocketOpts)}
 	],
 	case [Name || {Name, false} <- Checks] of
@@ -123,6 +141,16 @@ normalize_transport(Transport, TransOpts0) ->
 		Bad ->
 			{error, {invalid_transport_options, Bad}}
 	end.
+
+%% What gen_tcp and ssl take as {ip, Address}.
+valid_ip(any) -> true;
+valid_ip(loopback) -> true;
+valid_ip({local, Path}) -> is_binary(Path) orelse is_list(Path);
+valid_ip(Ip) -> inet:is_ip_address(Ip).
+
+%% Like every timeout that ends in a receive ... after: at most 2^32-1 ms.
+valid_timeout(infinity) -> true;
+valid_timeout(T) -> is_integer(T) andalso T >= 0 andalso T =< 4294967295.
 
 %% TLS listeners offer h2 by ALPN when HTTP/2 is served, unless the user
 %% chose the ALPN protocols.
@@ -186,13 +214,14 @@ get_env(Ref, Name) ->
 get_env(Ref, Name, Default) ->
 	maps:get(Name, maps:get(env, mustang_registry:get_protocol_opts(Ref), #{}), Default).
 
--spec get_protocol_options(ref()) -> opts().
+-spec get_protocol_options(ref()) -> mustang_opts:protocol_opts().
 get_protocol_options(Ref) ->
 	mustang_registry:get_protocol_opts(Ref).
 
--spec set_protocol_options(ref(), opts()) -> ok | {error, any()}.
+-spec set_protocol_options(ref(), mustang_opts:protocol_opts())
+	-> ok | {error, mustang_opts:error()}.
 set_protocol_options(Ref, Opts) ->
-	case mustang_http1:validate_opts(Opts) of
+	case mustang_opts:validate(Opts) of
 		ok -> mustang_registry:set_protocol_opts(Ref, Opts);
 		Error -> Error
 	end.

@@ -1,12 +1,15 @@
 %% The HTTP/1.1 connection process (RFC 9112). One per connection; it owns
 %% the socket in {active, N} mode.
 %%
-%% By default the middlewares and the handler run inside this process
+%% Every request goes through the stream handlers of the `stream_handlers'
+%% option (mustang_stream; default [mustang_stream_h]), whose commands are
+%% carried out on the socket by mustang_http1_stream. By default
+%% mustang_stream_h runs the middlewares and the handler inside this process
 %% (request_process => false): HTTP/1.1 cannot multiplex, so a process per
-%% request only adds message passing. mustang_req calls made by the handler
-%% come back here through inline_command/1 and read or write the socket
-%% directly. With request_process => true each request runs in its own
-%% process and the same calls arrive as messages. See doc/internals/http1.md.
+%% request only adds message passing; the handler's mustang_req calls then
+%% reach the stream through mustang_inline. With request_process => true each
+%% request runs in its own process and the same calls arrive as messages.
+%% See doc/internals/http1.md.
 %%
 %% Protocol options (defaults in parentheses):
 %%   env (#{})                     middleware environment; `dispatch` for the router
@@ -27,11 +30,11 @@
 %%   linger_timeout (1000)         ms spent reading and discarding what the client
 %%                                 still sends once we decided to close (RFC 9112 9.6)
 %%   logger (logger)               module used for logs
+%%   stream_handlers ([mustang_stream_h]) the stream handler chain
 -module(mustang_http1).
 
 -export([init/5]).
 -export([validate_opts/1]).
--export([inline_command/1]).
 
 -export([defaults/0]).
 
@@ -41,6 +44,9 @@
 -export([system_continue/3]).
 -export([system_terminate/4]).
 -export([system_code_change/4]).
+
+%% Bytes kept unread while a request process runs before reading pauses.
+-define(MAX_BUFFERED, 1000000).
 
 -define(DEFAULTS, #{
 	env => #{},
@@ -55,33 +61,11 @@
 	max_skip_body_length => 1000000,
 	max_trailer_length => 4096,
 	linger_timeout => 1000,
-	logger => logger
+	logger => logger,
+	stream_handlers => [mustang_stream_h]
 }).
 
--record(stream, {
-	id :: pos_integer(),
-	transport :: module(),
-	socket :: mustang_transport:socket(),
-	messages :: mustang_transport:messages(),
-	version :: 'HTTP/1.1' | 'HTTP/1.0',
-	head :: boolean(),
-	%% Whether the connection stays open after this response.
-	keepalive :: boolean(),
-	%% Request body still to be read.
-	body :: done | {length, pos_integer()} | {chunked, mustang_http1_codec:chunked_state()},
-	%% 100 Continue still to be sent before the first body read.
-	expect :: boolean(),
-	%% Bytes received past the request head and not consumed yet.
-	buffer :: binary(),
-	%% Response progress.
-	resp = none :: none | chunked | identity | close_delimited | done | {switch, module(), any()},
-	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
-	active_n :: pos_integer(),
-	%% How long a body read may wait for data, and how much unread body
-	%% may be discarded to keep the connection.
-	idle_timeout :: timeout(),
-	max_skip :: non_neg_integer()
-}).
+-include("mustang_http1_stream.hrl").
 
 -record(st, {
 	parent :: pid(),
@@ -102,6 +86,7 @@
 	max_skip :: non_neg_integer(),
 	max_trailer :: non_neg_integer(),
 	hibernate :: boolean(),
+	logger :: module(),
 	peer :: {inet:ip_address(), inet:port_number()} | undefined,
 	sock :: {inet:ip_address(), inet:port_number()} | undefined,
 	cert :: binary() | undefined,
@@ -125,7 +110,6 @@
 	%% A request running in its own process (request_process => true).
 	stream = undefined :: undefined | #stream{},
 	child = undefined :: undefined | pid(),
-	pending_read = undefined :: undefined | {reference(), pid(), non_neg_integer(), reference(), iodata(), non_neg_integer()},
 	%% {active, N} not re-armed while a request process runs with much buffered.
 	paused = false :: boolean(),
 	%% Method and path of the request in flight, for log lines.
@@ -201,6 +185,7 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 				max_skip = maps:get(max_skip_body_length, Opts),
 				max_trailer = maps:get(max_trailer_length, Opts),
 				hibernate = maps:get(hibernate, Opts),
+				logger = maps:get(logger, Opts),
 				peer = Peer, sock = Sock, cert = Cert,
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
 				h2c = not Transport:secure() andalso
@@ -245,7 +230,7 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 				undefined ->
 					parse(St2, case Buffer of <<>> -> Data; _ -> <<Buffer/binary, Data/binary>> end);
 				_ ->
-					loop(stream_data(St2, Data), Buffer)
+					stream_data(St2, Data, Buffer)
 			end;
 		{Passive, Socket} ->
 			passive(St, Buffer);
@@ -257,16 +242,12 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 			idle_tick(St, Buffer);
 		{timeout, Timer, request_timeout} when Timer =:= St#st.req_timer ->
 			request_timeout(St#st{req_timer = undefined}, Buffer);
-		{{Pid, _}, {Tag, From, Command}} when Pid =:= self(), is_reference(Tag) ->
-			loop(process_command(St, Tag, From, Command), Buffer);
-		{{Pid, _}, {cast, Command}} when Pid =:= self() ->
-			loop(process_cast(St, Command), Buffer);
-		{timeout, TRef, {read_period, Tag}} ->
-			loop(read_period(St, TRef, Tag), Buffer);
+		{{Pid, StreamID}, Info} when Pid =:= self(), StreamID =:= St#st.requests ->
+			stream_info(St, Info, Buffer);
 		{'EXIT', Parent, _} ->
 			stop_requested(St, Buffer);
 		{'EXIT', Pid, Reason} when Pid =:= St#st.child ->
-			child_exit(St, Reason, Buffer);
+			stream_info(St, {'EXIT', Pid, Reason}, Buffer);
 		{system, From, Request} ->
 			sys:handle_system_msg(Request, From, Parent, ?MODULE, [], {St, Buffer});
 		{'$gen_call', From, Call} ->
@@ -284,7 +265,7 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 %% While a request runs in its own process, stop reading once a lot of
 %% pipelined data is buffered: the socket then does the back-pressure.
 passive(St = #st{stream = #stream{buffer = StreamBuffer}}, Buffer)
-		when byte_size(StreamBuffer) + byte_size(Buffer) > 1000000 ->
+		when byte_size(StreamBuffer) + byte_size(Buffer) > ?MAX_BUFFERED ->
 	loop(St#st{paused = true}, Buffer);
 passive(St = #st{transport = Transport, socket = Socket, active_n = N}, Buffer) ->
 	_ = Transport:setopts(Socket, [{active, N}]),
@@ -392,22 +373,129 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 		dynbuf = St#st.dynbuf,
 		active_n = St#st.active_n,
 		idle_timeout = St#st.idle_timeout,
-		max_skip = St#st.max_skip
+		max_skip = St#st.max_skip,
+		logger = St#st.logger
 	},
 	Mode = case St#st.request_process of true -> process; false -> inline end,
 	Req = build_req(St, StreamID, Request, Mode),
-	St2 = St#st{requests = StreamID},
-	case St#st.request_process of
-		true ->
-			Pid = proc_lib:spawn_link(mustang_middleware, request_process,
-				[Req, St#st.env, St#st.middlewares]),
-			loop(St2#st{stream = Stream, child = Pid, req_info = {Method, maps:get(path, Request)}},
-				<<>>);
-		false ->
-			put(mustang_stream, Stream),
-			Result = mustang_middleware:run(Req, St#st.env, St#st.middlewares),
-			request_done(St2, erase(mustang_stream), Result, Req)
+	St2 = St#st{requests = StreamID, req_info = {Method, maps:get(path, Request)}},
+	run_stream(St2, mustang_http1_stream:chain_init(Req, St#st.opts, Stream)).
+
+%% The stream handlers started the request: inline (mustang_stream_h's run
+%% command, the default), or in a process of its own, whose calls then
+%% arrive as messages.
+run_stream(St, Stream0 = #stream{run = {M, F, A}, id = StreamID}) ->
+	%% The body is read with recv while the handler runs, so that a process
+	%% the handler gave its Req to can read it too.
+	Stream = case Stream0 of
+		#stream{body = done} -> Stream0#stream{run = undefined};
+		_ -> go_passive(St, Stream0#stream{run = undefined})
+	end,
+	Key = {self(), StreamID},
+	ok = mustang_inline:enter(Key, mustang_http1_stream, Stream),
+	Result = erlang:apply(M, F, A),
+	Stream2 = mustang_inline:leave(Key),
+	after_commands(St, mustang_http1_stream:chain_info({run_done, Result}, Stream2), <<>>);
+run_stream(St, Stream) ->
+	after_commands(St, Stream, <<>>).
+
+%% After the stream handlers' commands were carried out.
+after_commands(St, Stream = #stream{stopped = true}, Buffer) ->
+	stream_done(St, Stream, Buffer);
+after_commands(St, Stream = #stream{flow = Flow, buffer = StreamBuffer, body = Body}, Buffer)
+		when Flow > 0, StreamBuffer =/= <<>>, Body =/= done, not Stream#stream.passive ->
+	after_commands(St, mustang_http1_stream:feed(StreamBuffer, Stream#stream{buffer = <<>>}), Buffer);
+after_commands(St, Stream = #stream{child = Child}, Buffer) ->
+	loop(resume_reading(St#st{stream = Stream, child = Child}), Buffer).
+
+%% Socket data while a request runs in its own process: body for the
+%% stream handlers when they asked for it, else bytes to keep for later.
+stream_data(St = #st{stream = Stream = #stream{body = Body, flow = Flow}}, Data, Buffer)
+		when Body =/= done, Flow > 0 ->
+	after_commands(St, mustang_http1_stream:feed(Data, Stream), Buffer);
+stream_data(St = #st{stream = Stream = #stream{buffer = StreamBuffer}}, Data, Buffer) ->
+	loop(St#st{stream = Stream#stream{buffer = <<StreamBuffer/binary, Data/binary>>}}, Buffer).
+
+stream_info(St = #st{stream = undefined}, _, Buffer) ->
+	loop(St, Buffer);
+stream_info(St = #st{stream = Stream}, Info, Buffer) ->
+	after_commands(St, mustang_http1_stream:chain_info(Info, Stream), Buffer).
+
+%% The stream handlers stopped: complete the response, discard the unread
+%% body, and either read the next request or close.
+stream_done(St, Stream0 = #stream{child = Child}, Buffer) ->
+	_ = is_pid(Child) andalso is_process_alive(Child) andalso exit(Child, {shutdown, stopped}),
+	Stream1 = mustang_http1_stream:complete(Stream0#stream{child = undefined}),
+	%% Bytes that arrived while the request ran belong after its buffer.
+	Stream2 = Stream1#stream{buffer = <<(Stream1#stream.buffer)/binary, Buffer/binary>>},
+	case Stream2 of
+		#stream{resp = {switch, Module, Args}, buffer = Rest, dynbuf = DynBuf} ->
+			ok = mustang_http1_stream:chain_terminate(switch_protocol, Stream2),
+			%% The handler upgraded the connection (Websocket): the protocol
+			%% module takes the socket and this process over.
+			_ = case St#st.req_timer of undefined -> ok; Timer -> erlang:cancel_timer(Timer) end,
+			_ = Stream2#stream.passive andalso go_active(St),
+			Module:takeover(St#st.parent, St#st.ref, St#st.transport, St#st.socket, St#st.opts, Rest,
+				DynBuf, Args);
+		_ ->
+			ok = mustang_http1_stream:chain_terminate(normal, Stream2),
+			Stream3 = case Stream2 of
+				#stream{keepalive = true, body = Body} when Body =/= done ->
+					mustang_http1_stream:skip_body(go_passive(St, Stream2));
+				_ ->
+					Stream2
+			end,
+			St2 = St#st{dynbuf = Stream3#stream.dynbuf, stream = undefined, child = undefined},
+			St3 = case Stream3#stream.passive of
+				true -> go_active(St2);
+				false -> resume_reading(St2)
+			end,
+			case Stream3 of
+				#stream{keepalive = true, resp = done} when not St#st.stopping ->
+					next_request(St3, Stream3#stream.buffer);
+				_ ->
+					terminate(St3, normal)
+			end
 	end.
+
+%% The socket goes passive: socket messages already here become buffered
+%% bytes.
+go_passive(#st{}, Stream = #stream{passive = true}) ->
+	Stream;
+go_passive(#st{transport = Transport, socket = Socket, messages = {OK, _, _, Passive}}, Stream) ->
+	_ = Transport:setopts(Socket, [{active, false}]),
+	drain(Socket, OK, Passive, Stream#stream{passive = true}).
+
+drain(Socket, OK, Passive, Stream = #stream{buffer = Buffer}) ->
+	receive
+		{OK, Socket, Data} -> drain(Socket, OK, Passive, Stream#stream{buffer = <<Buffer/binary, Data/binary>>});
+		{Passive, Socket} -> drain(Socket, OK, Passive, Stream)
+	after 0 ->
+		Stream
+	end.
+
+go_active(St = #st{transport = Transport, socket = Socket, active_n = N}) ->
+	_ = Transport:setopts(Socket, [{active, N}]),
+	St#st{paused = false}.
+
+%% Reading stopped while a request process ran with much data buffered.
+resume_reading(St = #st{paused = true, stream = undefined}) ->
+	go_active(St);
+resume_reading(St = #st{paused = true, stream = #stream{buffer = Buffer}})
+		when byte_size(Buffer) =< ?MAX_BUFFERED ->
+	go_active(St);
+resume_reading(St) ->
+	St.
+
+next_request(St = #st{hibernate = true}, <<>>) ->
+	proc_lib:hibernate(?MODULE, loop, [wait_for_request(St), <<>>]);
+next_request(St, <<>>) ->
+	loop(wait_for_request(St), <<>>);
+next_request(St, Buffer) ->
+	parse(St, Buffer).
+
+peer(#st{peer = {IP, Port}}) -> [inet:ntoa(IP), $:, integer_to_list(Port)];
+peer(_) -> "unknown".
 
 %% Upgrade: h2c (RFC 7540 3.2; RFC 9113 drops it but curl and others still
 %% use it): only for requests without a body, whose Connection header names
@@ -501,459 +589,6 @@ build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme0
 		path_info => undefined
 	}.
 
-%% After the handler: complete the response, discard the unread body, and
-%% either read the next request or close.
-request_done(St, #stream{resp = {switch, Module, Args}, buffer = Buffer, dynbuf = DynBuf}, ok, _) ->
-	%% The handler upgraded the connection (Websocket): the protocol module
-	%% takes the socket and this process over.
-	_ = case St#st.req_timer of undefined -> ok; Timer -> erlang:cancel_timer(Timer) end,
-	Module:takeover(St#st.parent, St#st.ref, St#st.transport, St#st.socket, St#st.opts, Buffer,
-		DynBuf, Args);
-request_done(St, Stream0, Result, Req) ->
-	log_result(St, Result, Req),
-	Stream1 = complete_response(Stream0, Result),
-	Stream = case Stream1 of
-		#stream{keepalive = true} -> skip_body(Stream1);
-		_ -> Stream1
-	end,
-	St2 = resume_reading(St#st{dynbuf = Stream#stream.dynbuf, stream = undefined,
-		child = undefined, pending_read = undefined}),
-	case Stream of
-		#stream{keepalive = true, resp = done} when not St#st.stopping ->
-			next_request(St2, Stream#stream.buffer);
-		_ ->
-			terminate(St2, normal)
-	end.
-
-resume_reading(St = #st{paused = true, transport = Transport, socket = Socket, active_n = N}) ->
-	_ = Transport:setopts(Socket, [{active, N}]),
-	St#st{paused = false};
-resume_reading(St) ->
-	St.
-
-next_request(St = #st{hibernate = true}, <<>>) ->
-	proc_lib:hibernate(?MODULE, loop, [wait_for_request(St), <<>>]);
-next_request(St, <<>>) ->
-	loop(wait_for_request(St), <<>>);
-next_request(St, Buffer) ->
-	parse(St, Buffer).
-
-log_result(_, ok, _) ->
-	ok;
-log_result(_, {crash, exit, {shutdown, _}, _}, _) ->
-	%% The client went away while we were answering: nothing to report.
-	ok;
-log_result(St, {request_error, Reason, Text}, Req) ->
-	log(St, notice, "mustang ~p: bad request ~s ~s from ~s: ~0p (~s)",
-		[St#st.ref, maps:get(method, Req), maps:get(path, Req), peer(St), Reason, Text]);
-log_result(St, {crash, Class, Reason, Stacktrace}, Req) ->
-	log(St, error, "mustang ~p: handler crashed on ~s ~s from ~s: ~0p:~0p~n~p",
-		[St#st.ref, maps:get(method, Req), maps:get(path, Req), peer(St), Class, Reason,
-			Stacktrace]).
-
-peer(#st{peer = {IP, Port}}) -> [inet:ntoa(IP), $:, integer_to_list(Port)];
-peer(_) -> "unknown".
-
-complete_response(Stream = #stream{resp = none}, ok) ->
-	{_, Stream2} = command({response, 204, #{}, <<>>}, Stream),
-	Stream2;
-complete_response(Stream = #stream{resp = none}, {request_error, Reason, _}) ->
-	{_, Stream2} = command({response, mustang_middleware:request_error_status(Reason), #{}, <<>>},
-		Stream#stream{keepalive = false}),
-	Stream2;
-complete_response(Stream = #stream{resp = none}, {crash, _, _, _}) ->
-	{_, Stream2} = command({response, 500, #{}, <<>>}, Stream#stream{keepalive = false}),
-	Stream2;
-complete_response(Stream = #stream{resp = chunked}, ok) ->
-	{_, Stream2} = command({data, fin, <<>>}, Stream),
-	Stream2;
-complete_response(Stream = #stream{resp = done}, ok) ->
-	Stream;
-complete_response(Stream, _) ->
-	%% A response cut short (crash mid-stream, identity body not finished, or
-	%% close-delimited): only closing tells the client.
-	Stream#stream{keepalive = false}.
-
-
-%% Unread body: discard it when it is small enough, else close (RFC 9112 9.3).
-%% A client that asked for 100-continue and was never told to continue may
-%% not send the body at all: waiting for it would hang, so close.
-skip_body(Stream0) ->
-	case close_if_body_unskippable(Stream0) of
-		Stream = #stream{body = done} -> Stream;
-		Stream = #stream{keepalive = false} -> Stream;
-		Stream = #stream{max_skip = Max, idle_timeout = Timeout} ->
-			skip_body_loop(Stream, Max, Timeout)
-	end.
-
-skip_body_loop(Stream, Left, Timeout) ->
-	case read_inline(Stream, Left + 1, Timeout, Timeout) of
-		{fin, Data, Stream2} when Left >= 0 ->
-			case iolist_size(Data) =< Left of
-				true -> Stream2;
-				false -> Stream2#stream{keepalive = false}
-			end;
-		{nofin, Data, Stream2} ->
-			case Left - iolist_size(Data) of
-				Left2 when Left2 >= 0 -> skip_body_loop(Stream2, Left2, Timeout);
-				_ -> Stream2#stream{keepalive = false}
-			end;
-		{error, _, Stream2} ->
-			Stream2#stream{keepalive = false}
-	end.
-
-%% Commands from mustang_req, inline mode.
-
--spec inline_command(any()) -> any().
-inline_command(Command) ->
-	case get(mustang_stream) of
-		undefined ->
-			error({mustang_req, inline_req_used_from_other_process});
-		Stream = #stream{} ->
-			{Result, Stream2} = inline_command(Command, Stream),
-			put(mustang_stream, Stream2),
-			Result
-	end.
-
-inline_command({read_body, Length, Period, Timeout}, Stream0) ->
-	Stream = send_continue(Stream0),
-	case read_inline(Stream, Length, Period, Timeout) of
-		{error, Reason, Stream2} ->
-			{{error, Reason}, Stream2#stream{keepalive = false}};
-		{IsFin, Data, Stream2} ->
-			{{IsFin, join(Data)}, Stream2}
-	end;
-inline_command(Command, Stream) ->
-	command(Command, Stream).
-
-%% Reads the body in the connection process: first what is buffered, then
-%% socket messages, until Length bytes, the end of the body, or Period ms.
-read_inline(Stream = #stream{body = done}, _, _, _) ->
-	{fin, [], Stream};
-read_inline(Stream = #stream{buffer = <<>>}, Length, Period, Timeout) ->
-	Deadline = erlang:monotonic_time(millisecond) + Period,
-	read_inline_loop(Stream, Length, Deadline, Timeout, [], 0);
-read_inline(Stream = #stream{buffer = Buffer}, Length, Period, Timeout) ->
-	case decode_body(Buffer, Stream#stream{buffer = <<>>}) of
-		{ok, Data, Stream2 = #stream{body = done}} ->
-			{fin, Data, Stream2};
-		{ok, Data, Stream2} ->
-			Size = iolist_size(Data),
-			case Size >= Length of
-				true ->
-					{nofin, Data, Stream2};
-				false ->
-					Deadline = erlang:monotonic_time(millisecond) + Period,
-					read_inline_loop(Stream2, Length, Deadline, Timeout, [Data], Size)
-			end;
-		{error, Reason} ->
-			{error, Reason, Stream}
-	end.
-
-read_inline_loop(Stream = #stream{socket = Socket, transport = Transport,
-		messages = {OK, Closed, Error, Passive}}, Length, Deadline, Timeout, Acc, Size) ->
-	Wait = min(min(Timeout, Stream#stream.idle_timeout),
-		max(0, Deadline - erlang:monotonic_time(millisecond))),
-	receive
-		{OK, Socket, Data} ->
-			DynBuf = mustang_dynbuf:update_socket(byte_size(Data), Stream#stream.dynbuf,
-				Transport, Socket),
-			case decode_body(Data, Stream#stream{dynbuf = DynBuf}) of
-				{ok, Decoded, Stream2 = #stream{body = done}} ->
-					{fin, lists:reverse(Acc, [Decoded]), Stream2};
-				{ok, Decoded, Stream2} ->
-					Size2 = Size + iolist_size(Decoded),
-					case Size2 >= Length of
-						true -> {nofin, lists:reverse(Acc, [Decoded]), Stream2};
-						false -> read_inline_loop(Stream2, Length, Deadline, Timeout,
-							[Decoded | Acc], Size2)
-					end;
-				{error, Reason} ->
-					{error, Reason, Stream}
-			end;
-		{Passive, Socket} ->
-			_ = Transport:setopts(Socket, [{active, Stream#stream.active_n}]),
-			read_inline_loop(Stream, Length, Deadline, Timeout, Acc, Size);
-		{Closed, Socket} ->
-			{error, closed, Stream};
-		{Error, Socket, Reason} ->
-			{error, Reason, Stream}
-	after Wait ->
-		case erlang:monotonic_time(millisecond) >= Deadline of
-			true -> {nofin, lists:reverse(Acc), Stream};
-			false -> {error, timeout, Stream}
-		end
-	end.
-
-%% Body data as one binary. Most reads are a single socket message, returned
-%% as is: joining copies, and for large bodies the copy is the main cost.
-join(Data) when is_binary(Data) -> Data;
-join([]) -> <<>>;
-join([Data]) -> join(Data);
-join([[], Data]) -> join(Data);
-join(Data) -> iolist_to_binary(Data).
-
-%% Decodes body bytes out of Data. Bytes past the end of the body stay in
-%% the stream buffer for the next (pipelined) request.
-decode_body(Data, Stream = #stream{body = done, buffer = Buffer}) ->
-	{ok, [], Stream#stream{buffer = <<Buffer/binary, Data/binary>>}};
-decode_body(Data, Stream = #stream{body = {length, Left}}) ->
-	case Data of
-		<<Body:Left/binary, Rest/bits>> ->
-			{ok, Body, Stream#stream{body = done, buffer = Rest}};
-		_ ->
-			{ok, Data, Stream#stream{body = {length, Left - byte_size(Data)}}}
-	end;
-decode_body(Data, Stream = #stream{body = {chunked, State}}) ->
-	case mustang_http1_codec:decode_chunked(Data, State) of
-		{more, Decoded, State2} -> {ok, Decoded, Stream#stream{body = {chunked, State2}}};
-		{done, Decoded, Rest} -> {ok, Decoded, Stream#stream{body = done, buffer = Rest}};
-		{error, Status, Reason} -> {error, {Status, Reason}}
-	end.
-
-send_continue(Stream = #stream{expect = true, transport = Transport, socket = Socket}) ->
-	_ = Transport:send(Socket, <<"HTTP/1.1 100 Continue\r\n\r\n">>),
-	Stream#stream{expect = false};
-send_continue(Stream) ->
-	Stream.
-
-%% Response commands, shared by both modes. Each writes with one send.
-
-command({inform, Status, Headers}, Stream = #stream{version = 'HTTP/1.1', resp = none}) ->
-	{send(Stream, [mustang_http1_codec:status_line('HTTP/1.1', Status),
-		mustang_http1_codec:headers_to_iodata(headers_list(Headers)), <<"\r\n">>]), Stream};
-command({inform, _, _}, Stream) ->
-	%% HTTP/1.0 clients do not understand 1xx (RFC 9110 15.2).
-	{ok, Stream};
-command({switch_protocol, Headers, Module, Args}, Stream = #stream{resp = none}) ->
-	{send(Stream, [mustang_http1_codec:status_line('HTTP/1.1', 101),
-		mustang_http1_codec:headers_to_iodata(headers_list(Headers)), <<"\r\n">>]),
-		Stream#stream{resp = {switch, Module, Args}}};
-command({response, Status, Headers, Body}, Stream = #stream{resp = none}) ->
-	send_response(Status, Headers, Body, close_if_body_unskippable(Stream));
-command({headers, Status, Headers}, Stream = #stream{resp = none}) ->
-	send_headers(Status, Headers, close_if_body_unskippable(Stream));
-command({data, IsFin, _}, Stream = #stream{head = true, resp = Resp}) when Resp =/= none, Resp =/= done ->
-	{ok, done_if(IsFin, Stream)};
-command({data, IsFin, Data}, Stream = #stream{resp = chunked}) ->
-	Last = case IsFin of fin -> [<<"0\r\n\r\n">>]; nofin -> [] end,
-	case Data of
-		{sendfile, Offset, Length, Path} ->
-			Result = sendfile(Stream, [integer_to_binary(Length, 16), <<"\r\n">>],
-				Offset, Length, Path, [<<"\r\n">> | Last]),
-			{Result, done_if(IsFin, Stream)};
-		_ ->
-			{send(Stream, [mustang_http1_codec:chunk(Data) | Last]), done_if(IsFin, Stream)}
-	end;
-command({data, IsFin, Data}, Stream = #stream{resp = Resp})
-		when Resp =:= identity; Resp =:= close_delimited ->
-	Result = case Data of
-		{sendfile, Offset, Length, Path} -> sendfile(Stream, [], Offset, Length, Path, []);
-		_ -> send(Stream, Data)
-	end,
-	case {IsFin, Resp} of
-		{fin, identity} -> {Result, Stream#stream{resp = done}};
-		{fin, close_delimited} -> {Result, Stream#stream{resp = done, keepalive = false}};
-		_ -> {Result, Stream}
-	end;
-command({trailers, Trailers}, Stream = #stream{resp = chunked, head = false}) ->
-	{send(Stream, mustang_http1_codec:last_chunk(headers_list(Trailers))),
-		Stream#stream{resp = done}};
-command({trailers, _}, Stream = #stream{resp = chunked}) ->
-	{ok, Stream#stream{resp = done}};
-command({trailers, _}, Stream = #stream{resp = Resp}) when Resp =:= identity; Resp =:= close_delimited ->
-	{ok, Stream#stream{resp = done}};
-command(Command, Stream) ->
-	{{error, {invalid_command, element(1, Command), Stream#stream.resp}}, Stream}.
-
-%% When the response starts before the body was read, decide now whether the
-%% connection can be kept, so the response head can say so: a body larger
-%% than max_skip_body_length, or one the client was not yet told to send
-%% (100-continue), is never waited for.
-close_if_body_unskippable(Stream = #stream{body = done}) ->
-	Stream;
-close_if_body_unskippable(Stream = #stream{expect = true}) ->
-	Stream#stream{keepalive = false};
-close_if_body_unskippable(Stream = #stream{body = {length, N}, max_skip = Max}) when N > Max ->
-	Stream#stream{keepalive = false};
-close_if_body_unskippable(Stream) ->
-	Stream.
-
-done_if(fin, Stream) -> Stream#stream{resp = done};
-done_if(nofin, Stream) -> Stream.
-
-send_response(Status, Headers0, Body, Stream = #stream{head = Head}) ->
-	BodyLength = case Body of
-		{sendfile, _, Length, _} -> Length;
-		_ -> iolist_size(Body)
-	end,
-	NoBody = mustang_http1_codec:no_body_status(Status),
-	Headers1 = maps:remove(<<"transfer-encoding">>, Headers0),
-	Headers = case NoBody of
-		true -> maps:remove(<<"content-length">>, Headers1);
-		false -> Headers1#{<<"content-length">> => integer_to_binary(BodyLength)}
-	end,
-	Stream2 = Stream#stream{resp = done},
-	HeadIo = head(Status, Headers, Stream2),
-	Result = case Body of
-		_ when Head; NoBody -> send(Stream2, HeadIo);
-		{sendfile, Offset, Length2, Path} -> sendfile(Stream2, HeadIo, Offset, Length2, Path, []);
-		_ -> send(Stream2, [HeadIo, Body])
-	end,
-	{Result, Stream2}.
-
-%% Streamed responses: chunked for HTTP/1.1 unless the handler gave a
-%% content-length; for HTTP/1.0 without one, the end of the body is the end
-%% of the connection.
-send_headers(Status, Headers, Stream = #stream{version = Version}) ->
-	{Resp, Headers2, Stream2} = case {mustang_http1_codec:no_body_status(Status), Headers, Version} of
-		{true, _, _} ->
-			{done, Headers, Stream};
-		{false, #{<<"content-length">> := _}, _} ->
-			{identity, Headers, Stream};
-		{false, _, 'HTTP/1.1'} ->
-			{chunked, Headers#{<<"transfer-encoding">> => <<"chunked">>}, Stream};
-		{false, _, 'HTTP/1.0'} ->
-			{close_delimited, Headers, Stream#stream{keepalive = false}}
-	end,
-	Stream3 = Stream2#stream{resp = Resp},
-	{send(Stream3, head(Status, Headers2, Stream3)), Stream3}.
-
-head(Status, Headers, #stream{version = Version, keepalive = Keepalive}) ->
-	Connection = case {Version, Keepalive} of
-		{'HTTP/1.1', true} -> [];
-		{'HTTP/1.1', false} -> <<"connection: close\r\n">>;
-		{'HTTP/1.0', true} -> <<"connection: keep-alive\r\n">>;
-		{'HTTP/1.0', false} -> []
-	end,
-	Date = case Headers of
-		#{<<"date">> := _} -> [];
-		_ -> mustang_clock:date_header()
-	end,
-	%% A server answers with its own version (RFC 9110 2.5), whatever the client's.
-	[mustang_http1_codec:status_line('HTTP/1.1', Status),
-		mustang_http1_codec:headers_to_iodata(headers_list(maps:remove(<<"connection">>, Headers))),
-		Date, Connection, <<"\r\n">>].
-
-%% set-cookie may hold several values, each sent on its own line.
-headers_list(Headers) ->
-	maps:fold(fun
-		(<<"set-cookie">>, Values, Acc) when is_list(Values), Values =/= [],
-				not is_integer(hd(Values)) ->
-			[{<<"set-cookie">>, V} || V <- Values] ++ Acc;
-		(Name, Value, Acc) ->
-			[{Name, Value} | Acc]
-	end, [], Headers).
-
-send(#stream{transport = Transport, socket = Socket}, Data) ->
-	case Transport:send(Socket, Data) of
-		ok -> ok;
-		{error, Reason} -> {error, Reason}
-	end.
-
-sendfile(Stream = #stream{transport = Transport, socket = Socket}, Before, Offset, Length, Path, After) ->
-	case send(Stream, Before) of
-		ok when Length =:= 0 ->
-			send(Stream, After);
-		ok ->
-			case Transport:sendfile(Socket, Path, Offset, Length) of
-				{ok, _} -> send(Stream, After);
-				{error, Reason} -> {error, Reason}
-			end;
-		Error ->
-			Error
-	end.
-
-%% Process mode: commands arrive as messages from the request process.
-
-process_command(St = #st{stream = undefined}, Tag, From, _) ->
-	From ! {Tag, {error, no_stream}},
-	St;
-process_command(St = #st{stream = Stream0}, Tag, From, {read_body, Length, Period, _Timeout}) ->
-	Stream = send_continue(Stream0),
-	case Stream#stream.buffer of
-		<<>> when Stream#stream.body =/= done ->
-			start_pending_read(St#st{stream = Stream}, Tag, From, Length, Period, [], 0);
-		Buffer ->
-			case decode_body(Buffer, Stream#stream{buffer = <<>>}) of
-				{ok, Data, Stream2 = #stream{body = done}} ->
-					From ! {Tag, {fin, join(Data)}},
-					St#st{stream = Stream2};
-				{ok, Data, Stream2} ->
-					Size = iolist_size(Data),
-					case Size >= Length of
-						true ->
-							From ! {Tag, {nofin, join(Data)}},
-							St#st{stream = Stream2};
-						false ->
-							start_pending_read(St#st{stream = Stream2}, Tag, From, Length, Period,
-								[Data], Size)
-					end;
-				{error, Reason} ->
-					From ! {Tag, {error, Reason}},
-					St#st{stream = Stream#stream{keepalive = false}}
-			end
-	end;
-process_command(St = #st{stream = Stream}, Tag, From, Command) ->
-	{Result, Stream2} = command(Command, Stream),
-	From ! {Tag, Result},
-	St#st{stream = Stream2}.
-
-%% Commands the request process does not wait for (whole responses, heads,
-%% trailers, 1xx): a failed send shows up as the connection closing.
-process_cast(St = #st{stream = undefined}, _) ->
-	St;
-process_cast(St = #st{stream = Stream}, Command) ->
-	{_, Stream2} = command(Command, Stream),
-	St#st{stream = Stream2}.
-
-start_pending_read(St, Tag, From, Length, Period, Acc, Size) ->
-	TRef = erlang:start_timer(Period, self(), {read_period, Tag}),
-	St#st{pending_read = {Tag, From, Length, TRef, lists:reverse(Acc), Size}}.
-
-%% Socket data while a request process runs: body for a pending read, or
-%% bytes to keep for later.
-stream_data(St = #st{stream = Stream, pending_read = undefined}, Data) ->
-	Buffer = Stream#stream.buffer,
-	St#st{stream = Stream#stream{buffer = <<Buffer/binary, Data/binary>>}};
-stream_data(St = #st{stream = Stream, pending_read = {Tag, From, Length, TRef, Acc, Size}}, Data) ->
-	case decode_body(Data, Stream) of
-		{ok, Decoded, Stream2 = #stream{body = done}} ->
-			_ = erlang:cancel_timer(TRef),
-			From ! {Tag, {fin, join([Acc, Decoded])}},
-			St#st{stream = Stream2, pending_read = undefined};
-		{ok, Decoded, Stream2} ->
-			Size2 = Size + iolist_size(Decoded),
-			case Size2 >= Length of
-				true ->
-					_ = erlang:cancel_timer(TRef),
-					From ! {Tag, {nofin, join([Acc, Decoded])}},
-					St#st{stream = Stream2, pending_read = undefined};
-				false ->
-					St#st{stream = Stream2, pending_read = {Tag, From, Length, TRef, [Acc, Decoded], Size2}}
-			end;
-		{error, Reason} ->
-			From ! {Tag, {error, Reason}},
-			St#st{stream = Stream#stream{keepalive = false}, pending_read = undefined}
-	end.
-
-read_period(St = #st{pending_read = {Tag, From, _, TRef, Acc, _}}, TRef, Tag) ->
-	From ! {Tag, {nofin, join(Acc)}},
-	St#st{pending_read = undefined};
-read_period(St, _, _) ->
-	St.
-
-child_exit(St = #st{stream = Stream}, Reason, Buffer) ->
-	Result = case Reason of
-		normal -> ok;
-		{shutdown, {mustang_request, Error}} -> Error;
-		Other -> {crash, exit, Other, []}
-	end,
-	%% Bytes that arrived while the request ran belong after its buffer.
-	Stream2 = Stream#stream{buffer = <<(Stream#stream.buffer)/binary, Buffer/binary>>},
-	{Method, Path} = St#st.req_info,
-	request_done(St, Stream2, Result, #{method => Method, path => Path}).
-
 %% Stopping.
 
 stop_requested(St = #st{stream = undefined}, _) ->
@@ -973,19 +608,42 @@ supervisor_call(count_children, From, #st{child = Child}) ->
 supervisor_call(_, From, _) ->
 	gen:reply(From, {error, not_supported}).
 
+%% A request refused before any handler ran: the stream handlers may shape
+%% the response (early_error/5), which ends the connection.
 -spec error_response(#st{}, 400..599, atom()) -> no_return().
-error_response(St = #st{transport = Transport, socket = Socket}, Status, Reason) ->
+error_response(St = #st{transport = Transport, socket = Socket, opts = Opts}, Status, Reason) ->
 	log(St, notice, "mustang ~p: ~b response to ~s: ~0p", [St#st.ref, Status, peer(St), Reason]),
-	_ = Transport:send(Socket, [mustang_http1_codec:status_line('HTTP/1.1', Status),
-		<<"content-length: 0\r\nconnection: close\r\n">>, mustang_clock:date_header(),
-		<<"\r\n">>]),
+	StreamID = St#st.requests + 1,
+	PartialReq = #{ref => St#st.ref, pid => self(), streamid => StreamID, peer => St#st.peer,
+		sock => St#st.sock, cert => St#st.cert},
+	Resp0 = {response, Status, #{<<"content-length">> => <<"0">>}, <<>>},
+	{response, Status2, Headers, Body} = try
+		mustang_stream:early_error(StreamID, {connection_error, Reason,
+			'The request was refused before any handler ran.'}, PartialReq, Resp0, Opts)
+	catch Class:Reason2:Stacktrace ->
+		{log, Level, Format, Args} = mustang_stream:make_error_log(early_error,
+			[StreamID, Reason, PartialReq, Resp0], Class, Reason2, Stacktrace),
+		log(St, Level, Format, Args),
+		Resp0
+	end,
+	Headers2 = Headers#{<<"content-length">> => integer_to_binary(iolist_size(Body))},
+	_ = Transport:send(Socket, [mustang_http1_stream:head(Status2, Headers2, 'HTTP/1.1', false), Body]),
 	terminate(St, {http_error, Status, Reason}).
 
 -spec terminate(#st{}, any()) -> no_return().
-terminate(St = #st{transport = Transport, socket = Socket, child = Child}, Reason) ->
+terminate(St = #st{transport = Transport, socket = Socket, child = Child, stream = Stream}, Reason) ->
 	case Child of
 		undefined -> ok;
 		_ -> exit(Child, kill)
+	end,
+	_ = case Stream of
+		#stream{} ->
+			mustang_http1_stream:chain_terminate(case Reason of
+				{socket_error, SocketReason} -> {socket_error, SocketReason, 'The socket failed.'};
+				_ -> {stop, Reason, 'The connection ended.'}
+			end, Stream);
+		undefined ->
+			ok
 	end,
 	_ = Transport:shutdown(Socket, write),
 	linger(St, Reason),

@@ -114,20 +114,19 @@
 	target = 0 :: non_neg_integer(),
 	recv_total = 0 :: non_neg_integer(),
 	recv_expected :: non_neg_integer() | undefined,
-	%% Received body not read by the handler yet, newest first.
-	body = [] :: [binary()],
-	body_size = 0 :: non_neg_integer(),
-	%% A pending read_body: {Tag, From, Length, Timer}.
-	read = undefined :: undefined | {reference(), pid(), non_neg_integer(), reference()},
+	%% Request body bytes the stream handlers asked for ({flow, Size}) and
+	%% did not receive yet.
+	want = 0 :: integer(),
 	%% Sending: our window at the peer, and the queue of what waits for it.
 	send_window :: integer(),
 	queue = queue:new() :: queue:queue(queued()),
 	queued = 0 :: non_neg_integer(),
-	%% data commands whose reply waits for the queue to drain.
+	%% ack commands whose answer waits for the queue to drain.
 	waiting = [] :: [{reference(), pid()}],
-	%% Websocket over HTTP/2 (RFC 8441): DATA is relayed to the stream's
-	%% process as it arrives, and the window opens as it acknowledges.
-	relay = false :: boolean()
+	%% The stream handlers, and whether they stopped (the stream ends once
+	%% its response is sent).
+	chain :: mustang_stream:state(),
+	stopped = false :: boolean()
 }).
 
 -type queued() :: {data, mustang_http2_frame:fin(), binary()}
@@ -357,14 +356,10 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 		{Passive, Socket} ->
 			_ = (St#st.transport):setopts(Socket, [{active, St#st.active_n}]),
 			loop(St);
-		{{Pid, StreamID}, {Tag, From, Command}} when Pid =:= self(), is_reference(Tag) ->
-			loop(stream_command(St, StreamID, Tag, From, Command));
-		{{Pid, StreamID}, {cast, Command}} when Pid =:= self() ->
-			loop(stream_cast(St, StreamID, Command));
+		{{Pid, StreamID}, Info} when Pid =:= self() ->
+			loop(catch_errors(St, fun() -> stream_info(St, StreamID, Info) end));
 		{'EXIT', Pid, Reason} when is_map_key(Pid, St#st.pids) ->
-			loop(stream_exit(St, Pid, Reason));
-		{timeout, TRef, {read_period, StreamID}} ->
-			loop(read_period(St, StreamID, TRef));
+			loop(catch_errors(St, fun() -> stream_exit(St, Pid, Reason) end));
 		{Closed, Socket} ->
 			terminate(St, closed);
 		{Error, Socket, Reason} ->
@@ -483,20 +478,13 @@ frames1(St = #st{max_frame_size_received = Max, continuation = undefined, got_se
 	%% The common case, a whole DATA frame without flags on an open stream:
 	%% one lookup and one update.
 	case map_get(StreamID, Streams) of
-		Stream = #stream{remote = open, relay = false, recv_window = Window, recv_total = Total,
-				recv_expected = Expected, body = Body, body_size = Size}
+		Stream = #stream{remote = open, recv_window = Window, recv_total = Total,
+				recv_expected = Expected, want = Want}
 				when Len =< Window, (Expected =:= undefined orelse Total + Len =< Expected) ->
 			St2 = conn_recv(St, Len),
-			Stream2 = maybe_reply_read(Stream#stream{recv_window = Window - Len,
-				recv_total = Total + Len, body = [Payload | Body], body_size = Size + Len}),
-			St3 = case Stream2 of
-				#stream{read = {_, _, Length, _}, target = Target} when (Window - Len) * 2 < Target ->
-					{St4, Stream3} = grant_window(St2, Stream2, Length),
-					St4#st{streams = Streams#{StreamID => Stream3}};
-				_ ->
-					St2#st{streams = Streams#{StreamID => Stream2}}
-			end,
-			frames1(St3, Rest);
+			Stream2 = Stream#stream{recv_window = Window - Len, recv_total = Total + Len,
+				want = Want - Len},
+			frames1(stream_data(St2, Stream2, nofin, Payload), Rest);
 		_ ->
 			frames_data(St, Bin)
 	end;
@@ -640,30 +628,37 @@ data_payload(St, StreamID, Left, Pad, IsFin, Rest) ->
 
 data_deliver(St = #st{streams = Streams}, StreamID, Payload) ->
 	case Streams of
-		#{StreamID := #stream{relay = true, remote = open, pid = Pid}} when is_pid(Pid) ->
-			Pid ! {{self(), StreamID}, {data, Payload}},
-			St;
-		#{StreamID := Stream = #stream{remote = open, body = Body, body_size = Size,
-				recv_total = Total, recv_expected = Expected}} ->
+		#{StreamID := Stream = #stream{remote = open, recv_total = Total, recv_expected = Expected,
+				want = Want}} ->
 			Total2 = Total + byte_size(Payload),
 			case Expected of
 				_ when Expected =/= undefined, Total2 > Expected ->
 					stream_reset(St, Stream, protocol_error,
 						'More DATA than the content-length header announced. (RFC9113 8.1.1)');
 				_ ->
-					Stream2 = maybe_reply_read(Stream#stream{body = [Payload | Body],
-						body_size = Size + byte_size(Payload), recv_total = Total2}),
-					case Stream2 of
-						#stream{read = {_, _, Length, _}, recv_window = Window, target = Target}
-								when Window * 2 < Target ->
-							{St2, Stream3} = grant_window(St, Stream2, Length),
-							St2#st{streams = Streams#{StreamID => Stream3}};
-						_ ->
-							St#st{streams = Streams#{StreamID => Stream2}}
-					end
+					stream_data(St, Stream#stream{recv_total = Total2,
+						want = Want - byte_size(Payload)}, nofin, Payload)
 			end;
 		_ ->
 			St
+	end.
+
+%% Body data for the stream handlers; the window is topped up while they
+%% want more and the client has less than half of it left.
+stream_data(St, Stream0 = #stream{id = StreamID, chain = Chain}, IsFin, Data) ->
+	try mustang_stream:data(StreamID, IsFin, Data, Chain) of
+		{Commands, Chain2} ->
+			Stream = Stream0#stream{chain = Chain2},
+			{St2, Stream2} = case Stream of
+				#stream{want = Want, recv_window = Window, target = Target}
+						when Want > 0, Window * 2 < Target, IsFin =:= nofin ->
+					grant_window(St, Stream, Want);
+				_ ->
+					{St, Stream}
+			end,
+			commands(St2#st{streams = (St2#st.streams)#{StreamID => Stream2}}, StreamID, Commands)
+	catch Class:Reason:Stacktrace ->
+		chain_crash(St, Stream0, data, [StreamID, IsFin, Data], Class, Reason, Stacktrace)
 	end.
 
 data_end(St, _, nofin) ->
@@ -674,11 +669,8 @@ data_end(St = #st{streams = Streams}, StreamID, fin) ->
 				when Expected =/= undefined, Expected =/= Total ->
 			stream_reset(St, Stream, protocol_error,
 				'The DATA length differs from the content-length header. (RFC9113 8.1.1)');
-		#{StreamID := Stream = #stream{remote = open, relay = true, pid = Pid}} ->
-			_ = is_pid(Pid) andalso (Pid ! {{self(), StreamID}, fin}),
-			maybe_close_stream(St, Stream#stream{remote = fin});
 		#{StreamID := Stream = #stream{remote = open}} ->
-			maybe_close_stream(St, maybe_reply_read(Stream#stream{remote = fin}));
+			maybe_end_stream(stream_data(St, Stream#stream{remote = fin}, fin, <<>>), StreamID);
 		_ ->
 			St
 	end.
@@ -879,21 +871,47 @@ new_stream(St = #st{opts = Opts}, StreamID, IsFin, {ok, Fields}) ->
 			out(mustang_http2_frame:rst_stream(StreamID, protocol_error), 13, St)
 	end.
 
-%% A response without a handler, for a request that is not processed.
-stream_error_response(St, StreamID, IsFin, Status, Reason) ->
+%% A response without a handler, for a request that is not processed; the
+%% stream handlers may shape it (early_error/5).
+stream_error_response(St = #st{opts = Opts}, StreamID, IsFin, Status, Reason) ->
 	log(St, notice, "mustang ~p: ~b response to ~s on stream ~b: ~0p",
 		[St#st.ref, Status, peer(St), StreamID, Reason]),
-	{Block, Encoder} = mustang_hpack:encode(
-		[{<<":status">>, integer_to_binary(Status)}, {<<"content-length">>, <<"0">>}],
+	PartialReq = #{ref => St#st.ref, pid => self(), streamid => StreamID, peer => St#st.peer,
+		sock => St#st.sock, cert => St#st.cert, version => 'HTTP/2'},
+	Resp0 = {response, Status, #{}, <<>>},
+	{response, Status2, Headers, Body} = try
+		mustang_stream:early_error(StreamID, {stream_error, Reason,
+			'The request was refused before any handler ran.'}, PartialReq, Resp0, Opts)
+	catch Class:Reason2:Stacktrace ->
+		{log, Level, Format, Args} = mustang_stream:make_error_log(early_error,
+			[StreamID, Reason, PartialReq, Resp0], Class, Reason2, Stacktrace),
+		log(St, Level, Format, Args),
+		Resp0
+	end,
+	BodyBin = iolist_to_binary(Body),
+	Fields = mustang_http2_headers:response(Status2,
+		Headers#{<<"content-length">> => integer_to_binary(byte_size(BodyBin))},
+		mustang_clock:rfc7231()),
+	{Block, Encoder} = mustang_hpack:encode([{N, iolist_to_binary(V)} || {N, V} <- Fields],
 		St#st.encoder),
-	St2 = out(mustang_http2_frame:headers(StreamID, fin, Block, St#st.max_frame_size_sent), 64,
-		St#st{encoder = Encoder}),
+	MaxFrame = St#st.max_frame_size_sent,
+	St2 = case BodyBin of
+		<<>> ->
+			out(mustang_http2_frame:headers(StreamID, fin, Block, MaxFrame), 64,
+				St#st{encoder = Encoder});
+		_ ->
+			%% Small bodies only (an early error page): sent at once, within
+			%% the initial windows.
+			out([mustang_http2_frame:headers(StreamID, nofin, Block, MaxFrame),
+				data_frames(StreamID, fin, BodyBin, MaxFrame)], 64 + byte_size(BodyBin),
+				St#st{encoder = Encoder})
+	end,
 	case IsFin of
 		fin -> St2;
 		nofin -> out(mustang_http2_frame:rst_stream(StreamID, no_error), 13, St2)
 	end.
 
-start_stream(St = #st{streams = Streams, pids = Pids, local_initial_window = RecvWindow,
+start_stream(St = #st{streams = Streams, local_initial_window = RecvWindow,
 		peer_initial_window = SendWindow, win_target = WinTarget}, StreamID, Request, IsFin) ->
 	#{method := Method, path := Path, content_length := Expected} = Request,
 	case {IsFin, Expected} of
@@ -901,14 +919,19 @@ start_stream(St = #st{streams = Streams, pids = Pids, local_initial_window = Rec
 			out(mustang_http2_frame:rst_stream(StreamID, protocol_error), 13, St);
 		_ ->
 			Req = build_req(St, StreamID, Request, IsFin),
-			Pid = proc_lib:spawn_link(mustang_middleware, request_process,
-				[Req, St#st.env, St#st.middlewares]),
-			Stream = #stream{id = StreamID, pid = Pid, method = Method, path = Path,
+			Stream = #stream{id = StreamID, method = Method, path = Path,
 				remote = case IsFin of fin -> fin; nofin -> open end,
 				head = Method =:= <<"HEAD">>,
 				recv_window = RecvWindow, win_target = WinTarget, recv_expected = Expected,
 				send_window = SendWindow},
-			St#st{streams = Streams#{StreamID => Stream}, pids = Pids#{Pid => StreamID}}
+			St2 = St#st{streams = Streams#{StreamID => Stream}},
+			try mustang_stream:init(StreamID, Req, St#st.opts) of
+				{Commands, Chain} ->
+					commands(St2#st{streams = Streams#{StreamID => Stream#stream{chain = Chain}}},
+						StreamID, Commands)
+			catch Class:Reason:Stacktrace ->
+				chain_crash(St2, Stream, init, [StreamID, Req], Class, Reason, Stacktrace)
+			end
 	end.
 
 build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme0}, StreamID,
@@ -986,15 +1009,9 @@ stream_reset(St, Stream = #stream{id = StreamID}, Code, Reason) ->
 	remove_stream(St2, Stream, {shutdown, {stream_error, Code}}).
 
 %% The stream ends now: its handler process is stopped (its exit is then
-%% ignored), waiting callers are released.
+%% ignored), waiting callers are released, the stream handlers terminate.
 remove_stream(St = #st{pids = Pids, queued = Queued}, Stream, ExitReason) ->
-	#stream{id = StreamID, pid = Pid, read = Read, waiting = Waiting} = Stream,
-	_ = case Read of
-		{Tag, From, _, TRef} ->
-			_ = erlang:cancel_timer(TRef),
-			From ! {Tag, {error, closed}};
-		undefined -> ok
-	end,
+	#stream{id = StreamID, pid = Pid, waiting = Waiting} = Stream,
 	_ = [From ! {Tag, {error, closed}} || {Tag, From} <- Waiting],
 	Pids2 = case Pid of
 		undefined -> Pids;
@@ -1002,15 +1019,52 @@ remove_stream(St = #st{pids = Pids, queued = Queued}, Stream, ExitReason) ->
 			exit(Pid, ExitReason),
 			Pids#{Pid => undefined}
 	end,
+	chain_terminate(St, Stream, terminate_reason(ExitReason)),
 	maybe_close_connection(forget_stream(StreamID, St#st{pids = Pids2,
 		queued = Queued - Stream#stream.queued,
 		sending = lists:delete(StreamID, St#st.sending)})).
 
-%% A stream is done when both sides ended and its handler exited.
-maybe_close_stream(St, Stream = #stream{remote = fin, local = fin, queued = 0, pid = undefined}) ->
-	maybe_close_connection(forget_stream(Stream#stream.id, St));
+terminate_reason({shutdown, stream_reset}) ->
+	{stream_error, cancel, 'The client reset the stream.'};
+terminate_reason({shutdown, {stream_error, Code}}) ->
+	{stream_error, Code, 'The stream was reset.'}.
+
+chain_terminate(St, #stream{id = StreamID, chain = Chain}, Reason) ->
+	try
+		mustang_stream:terminate(StreamID, Reason, Chain)
+	catch Class:Reason2:Stacktrace ->
+		{log, Level, Format, Args} = mustang_stream:make_error_log(terminate,
+			[StreamID, Reason], Class, Reason2, Stacktrace),
+		log(St, Level, Format, Args)
+	end.
+
+%% A stream ends once the stream handlers stopped and its response is sent.
+%% A request body still coming is not needed then: RST_STREAM NO_ERROR tells
+%% the client to stop sending it (RFC 9113 8.1).
+maybe_close_stream(St, Stream = #stream{stopped = true, local = fin, queued = 0,
+		waiting = []}) ->
+	#stream{id = StreamID, pid = Pid, remote = Remote} = Stream,
+	St2 = case Remote of
+		open -> out(mustang_http2_frame:rst_stream(StreamID, no_error), 13, St);
+		fin -> St
+	end,
+	Pids = case Pid of
+		undefined -> St2#st.pids;
+		_ ->
+			exit(Pid, {shutdown, stopped}),
+			(St2#st.pids)#{Pid => undefined}
+	end,
+	chain_terminate(St2, Stream, normal),
+	maybe_close_connection(forget_stream(StreamID, St2#st{pids = Pids,
+		sending = lists:delete(StreamID, St2#st.sending)}));
 maybe_close_stream(St = #st{streams = Streams}, Stream) ->
 	St#st{streams = Streams#{Stream#stream.id => Stream}}.
+
+maybe_end_stream(St = #st{streams = Streams}, StreamID) ->
+	case Streams of
+		#{StreamID := Stream} -> maybe_close_stream(St, Stream);
+		_ -> St
+	end.
 
 forget_stream(StreamID, St = #st{streams = Streams, pushed = Pushed}) ->
 	case StreamID rem 2 of
@@ -1089,74 +1143,89 @@ bump({Count, Start}, {Max, Ms}) ->
 		true -> {Count + 1, Start}
 	end.
 
-%% Commands from stream processes (mustang_req).
+%% Stream handlers: infos (mustang_req calls, messages to {self(), StreamID},
+%% exits of their processes) go down the chain, commands come back.
 
-stream_command(St = #st{streams = Streams}, StreamID, Tag, From, Command) ->
+stream_info(St = #st{streams = Streams}, StreamID, Info) ->
 	case Streams of
-		#{StreamID := Stream} ->
-			command(St, Stream, Tag, From, Command);
+		#{StreamID := Stream = #stream{chain = Chain}} ->
+			try mustang_stream:info(StreamID, Info, Chain) of
+				{Commands, Chain2} ->
+					commands(St#st{streams = Streams#{StreamID => Stream#stream{chain = Chain2}}},
+						StreamID, Commands)
+			catch Class:Reason:Stacktrace ->
+				chain_crash(St, Stream, info, [StreamID, Info], Class, Reason, Stacktrace)
+			end;
 		_ ->
-			From ! {Tag, {error, closed}},
+			%% The stream is gone: callers waiting for an answer get one.
+			_ = case Info of
+				{read_body, Pid, Ref, _, _} -> Pid ! {request_body, Ref, {error, closed}};
+				{ack, Pid, Ref} -> Pid ! {Ref, {error, closed}};
+				{relay, Pid, Ref} -> Pid ! {Ref, {error, closed}};
+				_ -> ok
+			end,
 			St
 	end.
 
-stream_cast(St = #st{streams = Streams}, StreamID, Command) ->
-	case Streams of
-		#{StreamID := Stream} ->
-			command(St, Stream, undefined, undefined, Command);
-		_ ->
-			St
-	end.
+chain_crash(St, Stream = #stream{id = StreamID}, Callback, Args, Class, Reason, Stacktrace) ->
+	commands(St#st{streams = (St#st.streams)#{StreamID => Stream#stream{chain = undefined}}},
+		StreamID, [mustang_stream:make_error_log(Callback, Args, Class, Reason, Stacktrace),
+			{internal_error, {Class, Reason}, 'A stream handler crashed.'}]).
 
-reply(undefined, _, _) -> ok;
-reply(Tag, From, Result) -> From ! {Tag, Result}, ok.
-
-command(St, Stream, Tag, From, {read_body, Length, Period, _Timeout}) ->
-	read_body(St, Stream, Tag, From, Length, Period);
-command(St, Stream = #stream{id = StreamID, pid = Pid, body = Body, remote = Remote,
-		recv_window = Window, win_target = WinTarget}, Tag, From, relay) ->
-	%% The stream's process takes the body as it comes (Websocket over
-	%% HTTP/2): what is buffered goes first, then the window opens wide
-	%% enough for its acknowledgements (every 64 KiB) to keep data flowing.
-	reply(Tag, From, ok),
-	_ = case Body of
-		[] -> ok;
-		_ -> Pid ! {{self(), StreamID}, {data, join(Body)}}
-	end,
-	_ = Remote =:= fin andalso (Pid ! {{self(), StreamID}, fin}),
-	Stream2 = Stream#stream{relay = true, body = [], body_size = 0},
-	case max(262144, WinTarget) - Window of
-		Increment when Increment > 0, Remote =:= open ->
-			out(mustang_http2_frame:window_update(StreamID, Increment), 13,
-				St#st{streams = (St#st.streams)#{StreamID => Stream2#stream{recv_window = Window + Increment}}});
-		_ ->
-			St#st{streams = (St#st.streams)#{StreamID => Stream2}}
-	end;
-command(St, Stream = #stream{id = StreamID, relay = true, remote = open, recv_window = Window},
-		Tag, From, {flow, Size}) when Size > 0 ->
-	reply(Tag, From, ok),
-	out(mustang_http2_frame:window_update(StreamID, Size), 13,
-		St#st{streams = (St#st.streams)#{StreamID => Stream#stream{recv_window = Window + Size}}});
-command(St, _, Tag, From, {flow, _}) ->
-	reply(Tag, From, ok),
+commands(St, _, []) ->
 	St;
-command(St, Stream = #stream{local = Local}, Tag, From,
+commands(St = #st{streams = Streams}, StreamID, [Command | Rest]) ->
+	case Streams of
+		#{StreamID := Stream} ->
+			commands(command(St, Stream, Command), StreamID, Rest);
+		_ ->
+			_ = case Command of
+				{ack, Pid, Ref} -> Pid ! {Ref, {error, closed}};
+				_ -> ok
+			end,
+			commands(St, StreamID, Rest)
+	end.
+
+command(St, Stream, {flow, Size}) ->
+	flow(St, Stream, Size);
+command(St = #st{pids = Pids}, Stream, {spawn, Pid, _}) ->
+	St#st{pids = Pids#{Pid => Stream#stream.id},
+		streams = (St#st.streams)#{Stream#stream.id => Stream#stream{pid = Pid}}};
+command(St, Stream, {ack, Pid, Ref}) ->
+	%% Answered once the data before it is sent, or queued within the limits.
+	case over_limits(St, Stream) of
+		true ->
+			St#st{streams = (St#st.streams)#{Stream#stream.id =>
+				Stream#stream{waiting = [{Ref, Pid} | Stream#stream.waiting]}}};
+		false ->
+			Pid ! {Ref, ok},
+			St
+	end;
+command(St, _, {log, Level, Format, Args}) ->
+	log(St, Level, Format, Args),
+	St;
+command(St, Stream, stop) ->
+	stop_stream(St, Stream);
+command(St, Stream = #stream{local = idle}, {internal_error, _, _}) ->
+	St2 = command(St, Stream, {response, 500, #{}, <<>>}),
+	maybe_end_stream(stop(St2, Stream#stream.id), Stream#stream.id);
+command(St, Stream = #stream{local = fin, queued = 0}, {internal_error, _, _}) ->
+	maybe_end_stream(stop(St, Stream#stream.id), Stream#stream.id);
+command(St, Stream, {internal_error, _, _}) ->
+	stream_reset(St, Stream, internal_error, 'The response could not be completed.');
+command(St, Stream = #stream{local = idle}, {error_response, Status, Headers, Body}) ->
+	command(St, Stream, {response, Status, Headers, Body});
+command(St, _, {error_response, _, _, _}) ->
+	St;
+command(St, Stream = #stream{local = Local},
 		{push, Method, Scheme, Host, Port, Path, Qs, Headers}) when Local =/= fin ->
-	reply(Tag, From, ok),
 	case can_push(St) of
 		true -> push(St, Stream, Method, Scheme, Host, Port, Path, Qs, Headers);
 		false -> St
 	end;
-command(St, _, Tag, From, {push, _, _, _, _, _, _, _}) ->
-	%% The response is complete: too late to promise anything on it.
-	reply(Tag, From, ok),
-	St;
-command(St, Stream = #stream{local = idle}, Tag, From, {inform, Status, Headers}) ->
-	reply(Tag, From, ok),
+command(St, Stream = #stream{local = idle}, {inform, Status, Headers}) ->
 	send_headers(St, Stream, mustang_http2_headers:informational(Status, Headers), nofin);
-command(St, Stream = #stream{local = idle, head = Head}, Tag, From,
-		{response, Status, Headers0, Body}) ->
-	reply(Tag, From, ok),
+command(St, Stream = #stream{local = idle, head = Head}, {response, Status, Headers0, Body}) ->
 	Length = case Body of
 		{sendfile, _, L, _} -> L;
 		_ -> iolist_size(Body)
@@ -1174,30 +1243,50 @@ command(St, Stream = #stream{local = idle, head = Head}, Tag, From,
 			{St2, Stream2} = send_headers_keep(St, Stream#stream{local = fin}, Fields, nofin),
 			queue_data(St2, Stream2, fin, Body)
 	end;
-command(St, Stream = #stream{local = idle, head = Head}, Tag, From, {headers, Status, Headers}) ->
-	reply(Tag, From, ok),
+command(St, Stream = #stream{local = idle, head = Head}, {headers, Status, Headers}) ->
 	Fields = mustang_http2_headers:response(Status, Headers, mustang_clock:rfc7231()),
 	case Head orelse mustang_http1_codec:no_body_status(Status) of
 		true -> send_headers(St, Stream#stream{local = fin}, Fields, fin);
 		false -> send_headers(St, Stream#stream{local = headers}, Fields, nofin)
 	end;
-command(St, Stream = #stream{local = headers}, Tag, From, {data, IsFin, Data}) ->
+command(St, Stream = #stream{local = headers}, {data, IsFin, Data}) ->
 	Stream2 = case IsFin of
 		fin -> Stream#stream{local = fin};
 		nofin -> Stream
 	end,
-	data_command(St, Stream2, Tag, From, IsFin, Data);
-command(St, Stream = #stream{local = headers}, Tag, From, {trailers, Trailers}) ->
-	reply(Tag, From, ok),
+	queue_data(St, Stream2, IsFin, Data);
+command(St, Stream = #stream{local = headers}, {trailers, Trailers}) ->
 	queue(St, Stream#stream{local = fin}, {trailers, Trailers}, 0);
-command(St, #stream{local = fin, head = true}, Tag, From, Command)
-		when element(1, Command) =:= data; element(1, Command) =:= trailers ->
-	%% HEAD: the body is not sent.
-	reply(Tag, From, ok),
+command(St, Stream, Command) when element(1, Command) =:= data; element(1, Command) =:= trailers;
+		element(1, Command) =:= response; element(1, Command) =:= headers;
+		element(1, Command) =:= inform ->
+	%% A response part out of order (or the body of a HEAD response, which
+	%% is not sent).
+	_ = Stream#stream.head orelse log(St, debug, "mustang ~p: stream ~b: ~p ignored after ~p",
+		[St#st.ref, Stream#stream.id, element(1, Command), Stream#stream.local]),
 	St;
-command(St, #stream{local = Local}, Tag, From, Command) ->
-	reply(Tag, From, {error, {invalid_command, element(1, Command), Local}}),
+command(St, _, _) ->
+	%% switch_protocol, set_options, push after the response, and commands
+	%% of other protocols.
 	St.
+
+%% The stream handlers are done with the stream: the response is completed
+%% if it is not (204, or the end of a streamed body), and the stream ends
+%% once it is sent.
+stop_stream(St, Stream = #stream{local = idle}) ->
+	St2 = command(St, Stream, {response, 204, #{}, <<>>}),
+	maybe_end_stream(stop(St2, Stream#stream.id), Stream#stream.id);
+stop_stream(St, Stream = #stream{local = headers}) ->
+	St2 = command(St, Stream, {data, fin, <<>>}),
+	maybe_end_stream(stop(St2, Stream#stream.id), Stream#stream.id);
+stop_stream(St, Stream) ->
+	maybe_close_stream(St, Stream#stream{stopped = true}).
+
+stop(St = #st{streams = Streams}, StreamID) ->
+	case Streams of
+		#{StreamID := Stream} -> St#st{streams = Streams#{StreamID => Stream#stream{stopped = true}}};
+		_ -> St
+	end.
 
 %% Server push (RFC 9113 8.4): only when the client accepts it, while the
 %% connection is not shutting down, within the number of streams the client
@@ -1250,29 +1339,9 @@ send_headers_keep(St = #st{encoder = Encoder, max_frame_size_sent = MaxFrame}, S
 	{out(Frames, 128, St#st{encoder = Encoder2}), Stream}.
 
 %% Response body data goes out as far as the windows allow; the rest waits
-%% in the stream's queue. The handler's call returns once its data is sent
-%% or the queues are below their limits, so a fast handler is held back by
-%% a slow client.
-data_command(St, Stream, Tag, From, IsFin, Data) ->
-	St2 = queue_data(St, Stream, IsFin, Data),
-	case St2#st.streams of
-		#{} = Streams when not is_map_key(Stream#stream.id, Streams) ->
-			reply(Tag, From, ok),
-			St2;
-		#{} = Streams ->
-			Stream2 = map_get(Stream#stream.id, Streams),
-			case over_limits(St2, Stream2) of
-				false ->
-					reply(Tag, From, ok),
-					St2;
-				true when Tag =:= undefined ->
-					St2;
-				true ->
-					St2#st{streams = Streams#{Stream#stream.id =>
-						Stream2#stream{waiting = [{Tag, From} | Stream2#stream.waiting]}}}
-			end
-	end.
-
+%% in the stream's queue. An ack after it is answered once its data is sent
+%% or the queues are below their limits, so a fast handler is held back by a
+%% slow client.
 over_limits(#st{queued = ConnQueued, opts = #{connection_send_buffer_size := ConnMax,
 		stream_send_buffer_size := StreamMax}}, #stream{queued = Queued}) ->
 	Queued > StreamMax orelse ConnQueued > ConnMax.
@@ -1457,42 +1526,37 @@ flow_control_timeout(St = #st{blocked_since = Since, opts = #{flow_control_timeo
 				flow_control_timeout)}
 	end.
 
-%% Request bodies.
+%% Request bodies: the stream handlers ask for Size more bytes ({flow, Size});
+%% the client gets what they ask for plus a margin, or the adapted window
+%% when larger.
 
-read_body(St, Stream = #stream{remote = Remote, body_size = Size}, Tag, From, Length, _Period)
-		when Remote =:= fin; Size >= Length ->
-	{St2, Stream2} = deliver_body(St, Stream, Tag, From),
-	maybe_close_stream(St2, Stream2);
-read_body(St, Stream0, Tag, From, Length, Period) ->
-	TRef = erlang:start_timer(Period, self(), {read_period, Stream0#stream.id}),
-	%% The handler waits for data while the client is out of window: the
-	%% window is too small for this connection's pace. (Doubling sooner, when
-	%% half the window is used, was measured slower: a curl upload took
-	%% 1.1-1.4 s instead of 0.41-0.44 s for 400 MB, data piling up unread.)
+flow(St, Stream0, Size) ->
+	%% They wait for data while the client is out of window: the window is
+	%% too small for this connection's pace. (Doubling sooner, when half the
+	%% window is used, was measured slower: a curl upload took 1.1-1.4 s
+	%% instead of 0.41-0.44 s for 400 MB, data piling up unread.)
 	{St1, Stream1} = case Stream0 of
-		#stream{recv_window = Window, win_target = Target} when Window < 16384 ->
+		#stream{recv_window = Window, win_target = Target, remote = open} when Window < 16384 ->
 			NewTarget = min(Target * 2, St#st.max_stream_window),
 			{St#st{win_target = max(NewTarget, St#st.win_target)},
 				Stream0#stream{win_target = NewTarget}};
 		_ ->
 			{St, Stream0}
 	end,
-	Stream2 = Stream1#stream{read = {Tag, From, Length, TRef}},
-	{St2, Stream3} = grant_window(St1, Stream2, Length),
-	St2#st{streams = (St2#st.streams)#{Stream0#stream.id => Stream3}}.
+	{St2, Stream2} = case Stream1 of
+		#stream{remote = open} -> grant_window(St1, Stream1#stream{want = Size}, Size);
+		_ -> {St1, Stream1}
+	end,
+	St2#st{streams = (St2#st.streams)#{Stream2#stream.id => Stream2}}.
 
-%% Lets the client send what the pending read asks for plus a margin, or the
-%% adapted window when larger.
 grant_window(St = #st{stream_margin = Margin, max_stream_window = MaxWindow},
 		Stream = #stream{id = StreamID, recv_window = Window, win_target = WinTarget,
-			body_size = Buffered, recv_total = Total, recv_expected = Expected}, Length) ->
-	Target = min(max(Length + Margin, WinTarget), MaxWindow),
-	%% What the client may send beyond what is buffered; never more than the
-	%% content-length leaves.
-	Want = max(Target - Buffered, 0),
+			recv_total = Total, recv_expected = Expected}, Size) ->
+	Target = min(max(Size + Margin, WinTarget), MaxWindow),
+	%% Never more than the content-length leaves.
 	Need = case Expected of
-		undefined -> Want;
-		_ -> min(Want, Expected - Total)
+		undefined -> Target;
+		_ -> min(Target, Expected - Total)
 	end,
 	Increment = Need - Window,
 	%% Large windows are topped up in large steps: fewer frames and sends;
@@ -1506,97 +1570,18 @@ grant_window(St = #st{stream_margin = Margin, max_stream_window = MaxWindow},
 			{St, Stream#stream{target = Target}}
 	end.
 
-deliver_body(St, Stream = #stream{body = Body, remote = Remote}, Tag, From) ->
-	IsFin = case Remote of fin -> fin; open -> nofin end,
-	From ! {Tag, {IsFin, join(Body)}},
-	{St, Stream#stream{body = [], body_size = 0, read = undefined}}.
-
-%% Called when body data arrived: answers a pending read that is satisfied.
-maybe_reply_read(Stream = #stream{read = {Tag, From, Length, TRef}, body_size = Size, remote = Remote})
-		when Remote =:= fin; Size >= Length ->
-	_ = erlang:cancel_timer(TRef),
-	IsFin = case Remote of fin -> fin; open -> nofin end,
-	From ! {Tag, {IsFin, join(Stream#stream.body)}},
-	Stream#stream{body = [], body_size = 0, read = undefined};
-maybe_reply_read(Stream) ->
-	Stream.
-
-read_period(St = #st{streams = Streams}, StreamID, TRef) ->
-	case Streams of
-		#{StreamID := Stream = #stream{read = {Tag, From, _, TRef}}} ->
-			From ! {Tag, {nofin, join(Stream#stream.body)}},
-			St#st{streams = Streams#{StreamID => Stream#stream{body = [], body_size = 0,
-				read = undefined}}};
-		_ ->
-			St
-	end.
-
-%% Newest first; most reads are a single frame, returned as is.
-join([]) -> <<>>;
-join([Bin]) -> Bin;
-join(Body) -> iolist_to_binary(lists:reverse(Body)).
-
-%% Handler processes.
-
-stream_exit(St = #st{pids = Pids, streams = Streams}, Pid, Reason) ->
+%% Processes of the stream handlers ({spawn, ...}): their exits go down the
+%% chain.
+stream_exit(St = #st{pids = Pids}, Pid, Reason) ->
 	StreamID = map_get(Pid, Pids),
 	St2 = St#st{pids = maps:remove(Pid, Pids)},
-	case Streams of
+	case St2#st.streams of
 		#{StreamID := Stream = #stream{pid = Pid}} when StreamID =/= undefined ->
-			handler_done(St2, Stream#stream{pid = undefined}, exit_result(Reason));
+			St3 = St2#st{streams = (St2#st.streams)#{StreamID => Stream#stream{pid = undefined}}},
+			stream_info(St3, StreamID, {'EXIT', Pid, Reason});
 		_ ->
 			maybe_close_connection(St2)
 	end.
-
-exit_result(normal) -> ok;
-exit_result({shutdown, {mustang_request, Result}}) -> Result;
-exit_result({shutdown, _}) -> closed;
-exit_result(Other) -> {crash, exit, Other, []}.
-
-%% The handler is gone: complete its response, or reset the stream when the
-%% response cannot be completed.
-handler_done(St, Stream, Result) ->
-	log_result(St, Stream, Result),
-	St2 = case {Stream#stream.local, Result} of
-		{idle, ok} ->
-			command(St, Stream, undefined, undefined, {response, 204, #{}, <<>>});
-		{idle, {request_error, Reason, _}} ->
-			command(St, Stream, undefined, undefined,
-				{response, mustang_middleware:request_error_status(Reason), #{}, <<>>});
-		{idle, _} ->
-			command(St, Stream, undefined, undefined, {response, 500, #{}, <<>>});
-		{headers, ok} ->
-			queue(St, Stream#stream{local = fin}, {data, fin, <<>>}, 0);
-		{fin, ok} ->
-			maybe_close_stream(St, Stream);
-		{fin, _} when Stream#stream.queued =:= 0 ->
-			maybe_close_stream(St, Stream);
-		_ ->
-			stream_reset(St, Stream, internal_error, 'The handler stopped before its response ended.')
-	end,
-	finish_request_body(St2, Stream#stream.id).
-
-%% RFC 9113 8.1: once the response is complete, a request body still
-%% coming is not needed: RST_STREAM NO_ERROR tells the client to stop.
-finish_request_body(St = #st{streams = Streams}, StreamID) ->
-	case Streams of
-		#{StreamID := #stream{remote = open, local = fin, queued = 0, pid = undefined}} ->
-			St2 = out(mustang_http2_frame:rst_stream(StreamID, no_error), 13, St),
-			maybe_close_connection(forget_stream(StreamID,
-				St2#st{sending = lists:delete(StreamID, St2#st.sending)}));
-		_ ->
-			St
-	end.
-
-log_result(_, _, ok) -> ok;
-log_result(_, _, closed) -> ok;
-log_result(_, _, {crash, exit, {shutdown, _}, _}) -> ok;
-log_result(St, #stream{method = Method, path = Path}, {request_error, Reason, Text}) ->
-	log(St, notice, "mustang ~p: bad request ~s ~s from ~s: ~0p (~s)",
-		[St#st.ref, Method, Path, peer(St), Reason, Text]);
-log_result(St, #stream{method = Method, path = Path}, {crash, Class, Reason, Stacktrace}) ->
-	log(St, error, "mustang ~p: handler crashed on ~s ~s from ~s: ~0p:~0p~n~p",
-		[St#st.ref, Method, Path, peer(St), Class, Reason, Stacktrace]).
 
 %% Shutdown. A graceful GOAWAY takes two steps (RFC 9113 6.8): a GOAWAY with
 %% the largest stream id and a PING, then, once the PING is answered (every
@@ -1632,20 +1617,28 @@ goaway_close(St = #st{last_stream_id = Last}, Code, Reason) ->
 	terminate(St2, {goaway, Code}).
 
 -spec terminate(#st{}, any()) -> no_return().
-terminate(#st{transport = Transport, socket = Socket, pids = Pids}, Reason) ->
+terminate(St = #st{transport = Transport, socket = Socket, pids = Pids, streams = Streams}, Reason) ->
 	_ = [exit(Pid, {shutdown, connection_closed}) || Pid <- maps:keys(Pids)],
+	StreamReason = case Reason of
+		{socket_error, SocketReason} -> {socket_error, SocketReason, 'The socket failed.'};
+		{goaway, Code} -> {connection_error, Code, 'The connection ended with an error.'};
+		_ -> {stop, Reason, 'The connection ended.'}
+	end,
+	_ = [chain_terminate(St, Stream, StreamReason) || Stream <- maps:values(Streams)],
 	_ = Transport:shutdown(Socket, write),
-	linger(Transport, Socket, Reason),
+	linger(St, Reason),
 	Transport:close(Socket),
 	exit(normal).
 
-%% After a GOAWAY with an error the client may still be sending: read a
-%% little so the kernel does not reset the connection before it reads ours.
-linger(Transport, Socket, {goaway, _}) ->
+%% After a GOAWAY with an error the client may still be sending: read for up
+%% to linger_timeout so the kernel does not reset the connection before the
+%% client reads ours.
+linger(#st{transport = Transport, socket = Socket, opts = #{linger_timeout := Timeout}}, {goaway, _})
+		when Timeout > 0 ->
 	_ = Transport:setopts(Socket, [{active, false}]),
-	Deadline = erlang:monotonic_time(millisecond) + 1000,
+	Deadline = erlang:monotonic_time(millisecond) + Timeout,
 	linger_loop(Transport, Socket, Deadline);
-linger(_, _, _) ->
+linger(_, _) ->
 	ok.
 
 linger_loop(Transport, Socket, Deadline) ->

@@ -71,6 +71,8 @@ get_conns_sups(Ref) ->
 -spec init([]) -> {ok, undefined}.
 init([]) ->
 	_ = ets:new(?TAB, [named_table, public, set, {read_concurrency, true}]),
+	%% The state of inline streams while their handler runs (mustang_inline).
+	ok = mustang_inline:new_table(),
 	{ok, undefined}.
 
 -spec handle_call(any(), gen_server:from(), undefined) -> {reply, {error, unknown_call}, undefined}.

@@ -1,9 +1,12 @@
 %% The request API: functions with the names, arities and meaning of Cowboy's
 %% documented cowboy_req. The Req is a map with the documented keys.
 %%
-%% Calls that touch the connection (body reads, replies, streaming) work the
-%% same whether the handler runs in the connection process (mode inline) or
-%% in a process of its own (mode process); see doc/internals/http1.md.
+%% Calls that touch the connection (body reads, replies, streaming) go to the
+%% stream handlers (mustang_stream) as infos, and work the same whether the
+%% handler runs in the connection process (mode inline: they reach the stream
+%% through mustang_inline) or in a process of its own (mode process: they are
+%% messages to the connection), and from any process the handler gives its
+%% Req to; see doc/internals/http1.md.
 %%
 %% Bad client input found here (invalid query string, header or urlencoded
 %% body) ends the request with exit({request_error, Reason, Text}): the
@@ -74,8 +77,8 @@
 -export([push/3]).
 -export([push/4]).
 
-%% Internal: for protocol modules.
--export([stream_command/4]).
+%% Stream handlers.
+-export([cast/2]).
 
 -type req() :: #{
 	method := binary(),
@@ -303,13 +306,33 @@ read_body(Req, Opts) ->
 	end,
 	Period = maps:get(period, Opts, 15000),
 	Timeout = maps:get(timeout, Opts, Period + 1000),
-	case command(Req, {read_body, Length, Period, Timeout}, Timeout + 1000) of
+	case read_body_call(Req, Length, Period, Timeout) of
 		{fin, Data} ->
 			{ok, Data, Req};
 		{nofin, Data} ->
 			{more, Data, Req};
 		{error, Reason} ->
 			exit({request_error, {read_body, Reason}, 'The request body could not be read.'})
+	end.
+
+read_body_call(Req = #{mode := inline}, Length, Period, Timeout) ->
+	mustang_inline:info(Req, {read_body, self(), make_ref(), Length, Period}, Timeout);
+read_body_call(#{pid := Pid, streamid := StreamID}, Length, Period, Timeout) ->
+	Ref = make_ref(),
+	MRef = monitor(process, Pid),
+	Pid ! {{Pid, StreamID}, {read_body, self(), Ref, Length, Period}},
+	receive
+		{request_body, Ref, IsFin, Data} ->
+			demonitor(MRef, [flush]),
+			{IsFin, Data};
+		{request_body, Ref, Error} ->
+			demonitor(MRef, [flush]),
+			Error;
+		{'DOWN', MRef, process, _, _} ->
+			exit({shutdown, connection_closed})
+	after Timeout ->
+		demonitor(MRef, [flush]),
+		{error, timeout}
 	end.
 
 -spec read_urlencoded_body(req()) -> {ok, [{binary(), binary() | true}], req()}.
@@ -414,7 +437,7 @@ inform(_, _, #{has_sent_resp := _}) ->
 inform(Status, Headers, Req) ->
 	check_status(Status),
 	check_headers(Headers),
-	cast(Req, {inform, Status, Headers}).
+	send_info(Req, {inform, Status, Headers}).
 
 -spec reply(status(), req()) -> req().
 reply(Status, Req) -> reply(Status, #{}, Req).
@@ -431,7 +454,7 @@ reply(_, _, _, #{has_sent_resp := _}) ->
 reply(Status, Headers0, Body, Req) ->
 	check_status(Status),
 	Headers = response_headers(Headers0, Req),
-	ok = cast(Req, {response, Status, Headers, Body}),
+	ok = send_info(Req, {response, Status, Headers, Body}),
 	Req#{has_sent_resp => true}.
 
 -spec stream_reply(status(), req()) -> req().
@@ -445,12 +468,26 @@ stream_reply(_, _, #{has_sent_resp := _}) ->
 stream_reply(Status, Headers0, Req) ->
 	check_status(Status),
 	Headers = response_headers(Headers0, Req),
-	ok = cast(Req, {headers, Status, Headers}),
+	ok = send_info(Req, {headers, Status, Headers}),
 	Req#{has_sent_resp => headers}.
 
 -spec stream_body(resp_body(), fin | nofin, req()) -> ok.
-stream_body(Data, IsFin, Req = #{has_sent_resp := headers}) ->
-	ok(command(Req, {data, IsFin, Data}, infinity));
+stream_body(Data, IsFin, Req = #{has_sent_resp := headers, mode := inline}) ->
+	ok(mustang_inline:info(Req, {data, IsFin, Data}, infinity));
+stream_body(Data, IsFin, #{has_sent_resp := headers, pid := Pid, streamid := StreamID}) ->
+	%% The connection answers once the data is written, or queued within its
+	%% limits: a handler streaming faster than the client reads is held back.
+	Ref = make_ref(),
+	MRef = monitor(process, Pid),
+	Pid ! {{Pid, StreamID}, {data, IsFin, Data}},
+	Pid ! {{Pid, StreamID}, {ack, self(), Ref}},
+	receive
+		{Ref, Result} ->
+			demonitor(MRef, [flush]),
+			ok(Result);
+		{'DOWN', MRef, process, _, _} ->
+			exit({shutdown, connection_closed})
+	end;
 stream_body(_, _, _) ->
 	error({mustang_req, stream_reply_not_called}).
 
@@ -494,7 +531,7 @@ prefix_lines(IoData, Prefix) ->
 -spec stream_trailers(headers(), req()) -> ok.
 stream_trailers(Trailers, Req = #{has_sent_resp := headers}) ->
 	check_headers(Trailers),
-	cast(Req, {trailers, Trailers});
+	send_info(Req, {trailers, Trailers});
 stream_trailers(_, _) ->
 	error({mustang_req, stream_reply_not_called}).
 
@@ -522,7 +559,7 @@ push(Path, Headers, Req = #{version := 'HTTP/2'}, Opts) ->
 	end,
 	check_headers(Headers),
 	#{scheme := Scheme, host := Host, port := Port} = Req,
-	cast(Req, {push, Method, maps:get(scheme, Opts, Scheme), maps:get(host, Opts, Host),
+	send_info(Req, {push, Method, maps:get(scheme, Opts, Scheme), maps:get(host, Opts, Host),
 		maps:get(port, Opts, Port), iolist_to_binary(Path), maps:get(qs, Opts, <<>>), Headers});
 push(_, _, _, _) ->
 	ok.
@@ -574,37 +611,23 @@ ok(ok) -> ok;
 ok({error, closed}) -> exit({shutdown, {socket_error, closed}});
 ok({error, Reason}) -> exit({shutdown, {socket_error, Reason}}).
 
-%% A command whose result the caller does not need. In process mode it is a
-%% one-way message (the connection handles messages in order, and the request
-%% process' exit after them); body data is not sent this way, so that a
-%% handler streaming faster than the client reads is held back.
-cast(Req = #{mode := inline}, Command) ->
-	ok(command(Req, Command, infinity));
-cast(#{pid := Pid, streamid := StreamID}, Command) ->
-	Pid ! {{Pid, StreamID}, {cast, Command}},
+%% Sends Msg to the stream handlers of Req's stream (their info/3), for
+%% stream handlers of the application's own: for example
+%% mustang_req:cast({set_options, #{metrics_user_data => Data}}, Req).
+-spec cast(any(), req()) -> ok.
+cast(Msg, Req = #{mode := inline}) ->
+	_ = mustang_inline:info(Req, Msg, infinity),
+	ok;
+cast(Msg, #{pid := Pid, streamid := StreamID}) ->
+	Pid ! {{Pid, StreamID}, Msg},
 	ok.
 
-%% Sends a command to the connection that owns the stream.
-command(#{mode := inline, pid := Pid}, Command, _) when Pid =:= self() ->
-	mustang_http1:inline_command(Command);
-command(#{mode := inline}, _, _) ->
-	error({mustang_req, inline_req_used_from_other_process});
-command(#{pid := Pid, streamid := StreamID}, Command, Timeout) ->
-	stream_command(Pid, StreamID, Command, Timeout).
-
-%% For protocol modules (mustang_websocket over HTTP/2) that hold the stream
-%% but no longer the Req: one call to the connection, as command/3 makes.
--spec stream_command(pid(), pos_integer(), tuple() | atom(), timeout()) -> any().
-stream_command(Pid, StreamID, Command, Timeout) ->
-	MRef = monitor(process, Pid),
-	Pid ! {{Pid, StreamID}, {MRef, self(), Command}},
-	receive
-		{MRef, Result} ->
-			demonitor(MRef, [flush]),
-			Result;
-		{'DOWN', MRef, process, _, _} ->
-			exit({shutdown, connection_closed})
-	after Timeout ->
-		demonitor(MRef, [flush]),
-		{error, timeout}
-	end.
+%% A response part, for the stream handlers. In process mode it is a one-way
+%% message (the connection handles messages in order, and the request
+%% process' exit after them); body data is not sent this way, so that a
+%% handler streaming faster than the client reads is held back.
+send_info(Req = #{mode := inline}, Info) ->
+	ok(mustang_inline:info(Req, Info, infinity));
+send_info(#{pid := Pid, streamid := StreamID}, Info) ->
+	Pid ! {{Pid, StreamID}, Info},
+	ok.

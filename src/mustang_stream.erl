@@ -93,20 +93,22 @@
 	| {switch_protocol, headers(), module(), any()}
 	| {set_options, map()}
 	| {log, logger:level(), io:format(), list()}
-	| {internal_error, any(), iodata()}
+	| {internal_error, any(), human_reason()}
 	| stop
 	| {run, module(), atom(), list()}
 	| {ack, pid(), reference()}.
 -type commands() :: [command()].
+%% A sentence saying what happened, as an atom (Cowboy's convention) or text.
+-type human_reason() :: atom() | iodata().
 -type reason() :: normal | switch_protocol
-	| {internal_error, any(), iodata()}
-	| {socket_error, any(), iodata()}
-	| {stream_error, any(), iodata()}
-	| {connection_error, any(), iodata()}
-	| {stop, any(), iodata()}.
+	| {internal_error, any(), human_reason()}
+	| {socket_error, any(), human_reason()}
+	| {stream_error, any(), human_reason()}
+	| {connection_error, any(), human_reason()}
+	| {stop, any(), human_reason()}.
 -type partial_req() :: map().
 -type state() :: {module(), any()} | undefined.
--export_type([streamid/0, fin/0, command/0, commands/0, reason/0, resp_command/0,
+-export_type([streamid/0, fin/0, command/0, commands/0, reason/0, human_reason/0, resp_command/0,
 	partial_req/0, state/0]).
 
 -callback init(streamid(), mustang_req:req(), map()) -> {commands(), any()}.

@@ -198,24 +198,39 @@ filter_req(Req, _) ->
 
 %% HTTP/1.1: the connection answers 101 and calls takeover/8 once the
 %% request is done.
-switch_protocol(#{mode := inline}, Headers, Args) ->
-	mustang_http1:inline_command({switch_protocol, Headers, ?MODULE, Args});
-switch_protocol(#{pid := Pid, streamid := StreamID}, Headers, Args) ->
-	Pid ! {{Pid, StreamID}, {cast, {switch_protocol, Headers, ?MODULE, Args}}},
-	ok.
+switch_protocol(Req, Headers, Args) ->
+	mustang_req:cast({switch_protocol, Headers, ?MODULE, Args}, Req).
 
 %% HTTP/2: this stream process runs the Websocket loop; the connection
 %% relays the stream's DATA to it.
 h2_upgrade(Req = #{pid := ConnPid, streamid := StreamID}, _Env, Headers,
 		{Handler, HState, FilteredReq, Opts, Deflate}) ->
-	_ = stream_call(ConnPid, StreamID, {headers, 200, Headers}),
+	ConnPid ! {{ConnPid, StreamID}, {headers, 200, Headers}},
 	ok = stream_call(ConnPid, StreamID, relay),
 	_ = Req,
 	St = init_state(Handler, HState, FilteredReq, Opts, Deflate),
 	start(St#ws{stream = {ConnPid, StreamID}, ref = maps:get(ref, Req)}, <<>>).
 
-stream_call(ConnPid, StreamID, Command) ->
-	mustang_req:stream_command(ConnPid, StreamID, Command, infinity).
+%% A call to the stream handlers that waits for their answer: relay (the
+%% stream's DATA comes here as it arrives), or data (answered once written
+%% or queued within the connection's limits).
+stream_call(ConnPid, StreamID, Info) ->
+	Ref = make_ref(),
+	MRef = monitor(process, ConnPid),
+	_ = case Info of
+		relay ->
+			ConnPid ! {{ConnPid, StreamID}, {relay, self(), Ref}};
+		_ ->
+			ConnPid ! {{ConnPid, StreamID}, Info},
+			ConnPid ! {{ConnPid, StreamID}, {ack, self(), Ref}}
+	end,
+	receive
+		{Ref, Result} ->
+			demonitor(MRef, [flush]),
+			Result;
+		{'DOWN', MRef, process, _, _} ->
+			exit({shutdown, connection_closed})
+	end.
 
 %% HTTP/1.1 takeover, called by the connection process after the 101.
 -spec takeover(pid(), mustang:ref(), module(), mustang_transport:socket(), map(), binary(),
@@ -311,7 +326,7 @@ ack(St = #ws{unacked = Unacked}, Size) when Unacked + Size < 65536 ->
 ack(St = #ws{active = false, unacked = Unacked}, Size) ->
 	St#ws{unacked = Unacked + Size};
 ack(St = #ws{stream = {ConnPid, StreamID}, unacked = Unacked}, Size) ->
-	ConnPid ! {{ConnPid, StreamID}, {cast, {flow, Unacked + Size}}},
+	ConnPid ! {{ConnPid, StreamID}, {flow, Unacked + Size}},
 	St#ws{unacked = 0}.
 
 idle_tick(St = #ws{received = true}) ->
@@ -613,7 +628,7 @@ terminate(St = #ws{handler = Handler, hstate = HState, req = Req}, Reason) ->
 	case St of
 		#ws{socket = undefined, stream = {ConnPid, StreamID}} ->
 			%% End our side of the stream; the connection ends the rest.
-			ConnPid ! {{ConnPid, StreamID}, {cast, {data, fin, <<>>}}};
+			ConnPid ! {{ConnPid, StreamID}, {data, fin, <<>>}};
 		#ws{transport = Transport, socket = Socket} ->
 			_ = Transport:close(Socket)
 	end,

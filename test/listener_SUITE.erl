@@ -7,7 +7,8 @@
 -include_lib("stdlib/include/assert.hrl").
 
 all() ->
-	[start_stop_get_port, unknown_options_refused, invalid_values_refused, port_in_use,
+	[start_stop_get_port, unknown_options_refused, invalid_values_refused,
+		set_protocol_options_validated, port_in_use,
 		set_env_new_connections, max_connections_backpressure, graceful_stop_inflight,
 		graceful_stop_idle_closes, tls_alpn_http11, tls_without_certificate_refused,
 		conn_is_special_process, conns_sup_supervisor_calls, dynamic_buffer_grows,
@@ -78,7 +79,41 @@ invalid_values_refused(_) ->
 	{error, {invalid_protocol_option, active_n, 0}} =
 		mustang:start_clear(?FUNCTION_NAME, #{port => 0}, (opts())#{active_n => 0}),
 	{error, {invalid_protocol_option, request_process, yes}} =
-		mustang:start_clear(?FUNCTION_NAME, #{port => 0}, (opts())#{request_process => yes}).
+		mustang:start_clear(?FUNCTION_NAME, #{port => 0}, (opts())#{request_process => yes}),
+	%% RFC 9113 6.5.2: the bound is accepted, one past it refused.
+	{error, {invalid_protocol_option, max_frame_size_received, 16777216}} =
+		mustang:start_clear(?FUNCTION_NAME, #{port => 0},
+			(opts())#{max_frame_size_received => 16777216}),
+	{error, {invalid_transport_options, [ip]}} =
+		mustang:start_clear(?FUNCTION_NAME, #{port => 0, ip => "127.0.0.1"}, opts()),
+	{error, {invalid_transport_options, [handshake_timeout, logger]}} =
+		mustang:start_clear(?FUNCTION_NAME, #{port => 0, handshake_timeout => -1,
+			logger => "logger"}, opts()),
+	{error, {invalid_transport_options, [handshake_timeout]}} =
+		mustang:start_clear(?FUNCTION_NAME, #{port => 0, handshake_timeout => 4294967296},
+			opts()),
+	%% Nothing was left behind by the refused starts; valid values start.
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, ip => {127, 0, 0, 1},
+		handshake_timeout => infinity, logger => logger},
+		(opts())#{max_frame_size_received => 16777215}),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = get(Port, "/"),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+%% set_protocol_options/2 applies the same rules as the start.
+set_protocol_options_validated(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0}, opts()),
+	Opts = mustang:get_protocol_options(?FUNCTION_NAME),
+	{error, {unknown_protocol_options, [max_header]}} =
+		mustang:set_protocol_options(?FUNCTION_NAME, Opts#{max_header => 1}),
+	{error, {invalid_protocol_option, active_n, 32768}} =
+		mustang:set_protocol_options(?FUNCTION_NAME, Opts#{active_n => 32768}),
+	{error, {badarg, options_must_be_maps}} =
+		mustang:set_protocol_options(?FUNCTION_NAME, [{active_n, 1}]),
+	Opts = mustang:get_protocol_options(?FUNCTION_NAME),
+	ok = mustang:set_protocol_options(?FUNCTION_NAME, Opts#{active_n => 32767}),
+	#{active_n := 32767} = mustang:get_protocol_options(?FUNCTION_NAME),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
 
 port_in_use(_) ->
 	{ok, _} = mustang:start_clear(first, #{port => 0}, opts()),

@@ -90,6 +90,7 @@ tests() ->
 		not_found,
 		bad_host,
 		req_from_other_process,
+		req_from_other_process_body,
 		set_env
 	].
 
@@ -123,7 +124,8 @@ routes(Config) ->
 		{"/stream/trailers", stream_h, trailers},
 		{"/stream/events", stream_h, events},
 		{"/stream/sendfile", stream_h, {sendfile, 3, 7, File}},
-		{"/other_process", other_process_h, []}
+		{"/other_process", other_process_h, []},
+			{"/other_process_body", other_process_body_h, []}
 	],
 	[
 		{"[...].hostinfo.test", [{"/host_info", echo_h, host_info}]},
@@ -655,16 +657,20 @@ bad_host(Config) ->
 	?assertMatch(#{status := 400, reason := <<"Bad Request">>, body := <<>>}, Resp).
 
 req_from_other_process(Config) ->
-	doc("In inline mode, a Req used from another process is refused with "
-		"error({mustang_req, inline_req_used_from_other_process}); in process mode the "
-		"other process may reply."),
+	doc("A process the handler gave its Req to may reply, in every mode (inline "
+		"included, as Cowboy allows)."),
 	Resp = mustang_test:get(port(Config), "/other_process"),
-	case mustang_test:mode(Config) of
-		inline ->
-			?assertEqual({mustang_req, inline_req_used_from_other_process}, echoed(Resp));
-		process ->
-			?assertMatch(#{status := 200, body := <<"replied from another process">>}, Resp)
-	end.
+	?assertMatch(#{status := 200, body := <<"replied from another process">>}, Resp).
+
+req_from_other_process_body(Config) ->
+	doc("A process the handler gave its Req to may read the body, then stream the "
+		"response (stream_reply, stream_body), in every mode."),
+	Body = binary:copy(<<"abcdefgh">>, 100000),
+	Resp = request(port(Config), [<<"POST /other_process_body HTTP/1.1\r\nhost: localhost\r\n"
+		"content-length: ">>, integer_to_binary(byte_size(Body)), <<"\r\n\r\n">>, Body]),
+	?assertMatch(#{status := 200}, Resp),
+	#{body := RespBody} = Resp,
+	?assertEqual(<<"read 800000 bytes in another process">>, RespBody).
 
 set_env(Config) ->
 	doc("mustang:set_env/3 changes the dispatch rules for connections accepted after "

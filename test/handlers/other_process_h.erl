@@ -1,7 +1,5 @@
-%% Hands the Req to another process, which tries to reply. In inline mode
-%% that fails with error({mustang_req, inline_req_used_from_other_process}):
-%% the handler then replies with the error printed with ~0p. In process mode
-%% the other process' reply goes through.
+%% Hands the Req to another process, which replies (in every mode); if that
+%% fails, the handler replies with the error printed with ~0p.
 -module(other_process_h).
 -export([init/2]).
 

@@ -1,0 +1,40 @@
+%% The state of one HTTP/1.1 request and its response (mustang_http1_stream),
+%% shared with the connection process (mustang_http1).
+-record(stream, {
+	id :: pos_integer(),
+	transport :: module(),
+	socket :: mustang_transport:socket(),
+	messages :: mustang_transport:messages(),
+	version :: 'HTTP/1.1' | 'HTTP/1.0',
+	head :: boolean(),
+	%% Whether the connection stays open after this response.
+	keepalive :: boolean(),
+	%% Request body still to be read.
+	body :: done | {length, pos_integer()} | {chunked, mustang_http1_codec:chunked_state()},
+	%% The client waits for 100 Continue before it sends the body.
+	expect :: boolean(),
+	%% Bytes received past the request head and not decoded yet.
+	buffer :: binary(),
+	%% Response progress; identity counts the bytes content-length announced.
+	resp = none :: none | chunked | {identity, non_neg_integer() | unknown} | close_delimited
+		| done | {switch, module(), any()},
+	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
+	active_n :: pos_integer(),
+	%% How long a body read may wait for data, and how much unread body
+	%% may be discarded to keep the connection.
+	idle_timeout :: timeout(),
+	max_skip :: non_neg_integer(),
+	logger :: module(),
+	%% The stream handlers.
+	chain :: mustang_stream:state(),
+	%% What the stream handlers asked the connection for: a process of the
+	%% request, an inline run, request body bytes (flow), the end (stopped).
+	child = undefined :: pid() | undefined,
+	run = undefined :: undefined | {module(), atom(), list()},
+	flow = 0 :: integer(),
+	stopped = false :: boolean(),
+	%% The socket is in passive mode: the body is read with recv (inline runs).
+	passive = false :: boolean(),
+	%% The result of the last socket write.
+	sent = ok :: ok | {error, any()}
+}).

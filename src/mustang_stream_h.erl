@@ -1,0 +1,227 @@
+%% The default stream handler, last in the `stream_handlers' chain: it runs
+%% the request (the middlewares, by default the router and the handler) and
+%% owns the policy that does not depend on the protocol:
+%%
+%% - where the request runs: inline in the HTTP/1.1 connection process (the
+%%   default: HTTP/1.1 cannot multiplex, so a process per request only adds
+%%   message passing), or in a process of its own ({spawn, ...}) with
+%%   request_process => true and for every HTTP/2 stream;
+%% - what its end means: a normal end without a response gets 204, bad client
+%%   input found by mustang_req ({request_error, ...}) gets its 4xx status, a
+%%   crash gets 500 (or a reset once the response started) and the one log
+%%   line of the crashed request;
+%% - request body reads: the body is buffered here as the connection hands it
+%%   over (data/4) and given to read_body calls by `length' or `period',
+%%   whichever comes first; 100 Continue is sent at the first read.
+%%
+%% Messages from mustang_req come to info/3: response parts become the
+%% commands of the same name; {read_body, Pid, Ref, Length, Period} is
+%% answered with {request_body, Ref, IsFin, Data} (or {request_body, Ref,
+%% {error, Reason}}). Websocket over HTTP/2 asks with {relay, Pid, Ref} to
+%% get the stream's DATA as it arrives instead.
+-module(mustang_stream_h).
+-behaviour(mustang_stream).
+
+-export([init/3]).
+-export([data/4]).
+-export([info/3]).
+-export([terminate/3]).
+-export([early_error/5]).
+
+-record(state, {
+	conn :: pid(),
+	mode :: inline | process,
+	pid = undefined :: pid() | undefined,
+	method :: binary(),
+	path :: binary(),
+	peer :: {inet:ip_address(), inet:port_number()} | undefined,
+	ref :: any(),
+	%% 100 Continue to send at the first body read.
+	expect = false :: boolean(),
+	%% Received body not read yet, newest first, and whether it ended.
+	body = [] :: [binary()],
+	body_size = 0 :: non_neg_integer(),
+	body_fin = nofin :: mustang_stream:fin(),
+	body_error = undefined :: any(),
+	%% A read_body waiting for data: {Pid, Ref, Length, Timer}.
+	read = undefined :: undefined | {pid(), reference(), non_neg_integer(), reference() | undefined},
+	%% Websocket over HTTP/2: the process that takes DATA as it comes.
+	relay = undefined :: pid() | undefined,
+	%% What was sent of the response: nothing, its head, all of it.
+	resp = none :: none | headers | done
+}).
+
+-spec init(mustang_stream:streamid(), mustang_req:req(), map()) ->
+	{mustang_stream:commands(), #state{}}.
+init(_StreamID, Req = #{pid := Conn, mode := Mode, method := Method, path := Path,
+		headers := Headers}, Opts) ->
+	Env = maps:get(env, Opts, #{}),
+	Middlewares = maps:get(middlewares, Opts, [mustang_router, mustang_handler]),
+	State = #state{conn = Conn, mode = Mode, method = Method, path = Path,
+		peer = maps:get(peer, Req, undefined), ref = maps:get(ref, Req, undefined),
+		expect = expects_continue(Headers)},
+	case Mode of
+		inline ->
+			{[{run, mustang_middleware, run, [Req, Env, Middlewares]}], State};
+		process ->
+			Pid = proc_lib:spawn_link(mustang_middleware, request_process, [Req, Env, Middlewares]),
+			{[{spawn, Pid, 5000}], State#state{pid = Pid}}
+	end.
+
+expects_continue(#{<<"expect">> := Expect}) ->
+	mustang_http_hd:parse(<<"expect">>, Expect) =:= {ok, continue};
+expects_continue(_) ->
+	false.
+
+-spec data(mustang_stream:streamid(), mustang_stream:fin(), binary(), #state{}) ->
+	{mustang_stream:commands(), #state{}}.
+data(StreamID, IsFin, Data, State = #state{relay = Pid, conn = Conn}) when is_pid(Pid) ->
+	_ = Data =/= <<>> andalso (Pid ! {{Conn, StreamID}, {data, Data}}),
+	_ = IsFin =:= fin andalso (Pid ! {{Conn, StreamID}, fin}),
+	{[], State#state{body_fin = IsFin}};
+data(_StreamID, IsFin, Data, State = #state{body = Body, body_size = Size}) ->
+	State2 = State#state{body = case Data of <<>> -> Body; _ -> [Data | Body] end,
+		body_size = Size + byte_size(Data), body_fin = IsFin},
+	{[], maybe_reply_read(State2)}.
+
+-spec info(mustang_stream:streamid(), any(), #state{}) -> {mustang_stream:commands(), #state{}}.
+info(StreamID, {read_body, Pid, Ref, Length, Period}, State) ->
+	read_body(StreamID, Pid, Ref, Length, Period, State);
+info(_, {read_body_timeout, Ref}, State = #state{read = {Pid, Ref, _, _}}) ->
+	{[], reply_read(Pid, Ref, State#state{read = undefined})};
+info(_, {read_body_timeout, _}, State) ->
+	{[], State};
+info(_, {body_error, Reason}, State = #state{read = Read}) ->
+	_ = case Read of
+		{Pid, Ref, _, Timer} ->
+			cancel(Timer),
+			Pid ! {request_body, Ref, {error, Reason}};
+		undefined ->
+			ok
+	end,
+	{[], State#state{body_error = Reason, read = undefined}};
+info(StreamID, {relay, Pid, Ref}, State = #state{conn = Conn, body = Body, body_fin = IsFin}) ->
+	_ = case Body of
+		[] -> ok;
+		_ -> Pid ! {{Conn, StreamID}, {data, join(Body)}}
+	end,
+	_ = IsFin =:= fin andalso (Pid ! {{Conn, StreamID}, fin}),
+	Pid ! {Ref, ok},
+	%% The relaying process acknowledges what it handled with {flow, Size};
+	%% this first window lets the client send while it starts.
+	{[{flow, 262144}], State#state{relay = Pid, body = [], body_size = 0}};
+info(_, {'EXIT', Pid, Reason}, State = #state{pid = Pid}) ->
+	done(exit_result(Reason), State#state{pid = undefined});
+info(_, {run_done, Result}, State) ->
+	done(Result, State);
+info(_, Command = {response, _, _, _}, State) ->
+	{[Command], State#state{resp = done}};
+info(_, Command = {headers, _, _}, State) ->
+	{[Command], State#state{resp = headers}};
+info(_, Command = {data, fin, _}, State) ->
+	{[Command], State#state{resp = done}};
+info(_, Command = {trailers, _}, State) ->
+	{[Command], State#state{resp = done}};
+info(_, Command = {switch_protocol, _, _, _}, State) ->
+	{[Command], State#state{resp = done}};
+info(_, Command, State) when element(1, Command) =:= data; element(1, Command) =:= inform;
+		element(1, Command) =:= push; element(1, Command) =:= flow;
+		element(1, Command) =:= ack; element(1, Command) =:= set_options ->
+	{[Command], State};
+info(_, _, State) ->
+	{[], State}.
+
+-spec terminate(mustang_stream:streamid(), mustang_stream:reason(), #state{}) -> ok.
+terminate(_, _, #state{read = Read}) ->
+	_ = case Read of
+		{Pid, Ref, _, Timer} ->
+			cancel(Timer),
+			Pid ! {request_body, Ref, {error, closed}};
+		undefined ->
+			ok
+	end,
+	ok.
+
+-spec early_error(mustang_stream:streamid(), mustang_stream:reason(), mustang_stream:partial_req(),
+	Resp, map()) -> Resp when Resp :: mustang_stream:resp_command().
+early_error(_, _, _, Resp, _) ->
+	Resp.
+
+%% Request body reads.
+
+read_body(_, Pid, Ref, _, _, State = #state{body_error = Reason}) when Reason =/= undefined ->
+	Pid ! {request_body, Ref, {error, Reason}},
+	{[], State};
+read_body(_, Pid, Ref, Length, _, State0 = #state{body_size = Size, body_fin = IsFin})
+		when IsFin =:= fin; Size >= Length ->
+	{Continue, State} = continue(State0),
+	{Continue, reply_read(Pid, Ref, State)};
+read_body(StreamID, Pid, Ref, Length, Period, State0 = #state{conn = Conn, body_size = Size}) ->
+	{Continue, State} = continue(State0),
+	%% In inline mode the reader itself waits for the period (it reads the
+	%% socket); otherwise a timer brings the read back here.
+	Timer = case State#state.mode of
+		inline -> undefined;
+		process -> erlang:send_after(Period, Conn, {{Conn, StreamID}, {read_body_timeout, Ref}})
+	end,
+	{Continue ++ [{flow, Length - Size}], State#state{read = {Pid, Ref, Length, Timer}}}.
+
+continue(State = #state{expect = true}) ->
+	{[{inform, 100, #{}}], State#state{expect = false}};
+continue(State) ->
+	{[], State}.
+
+maybe_reply_read(State = #state{read = {Pid, Ref, Length, Timer}, body_size = Size, body_fin = IsFin})
+		when IsFin =:= fin; Size >= Length ->
+	cancel(Timer),
+	reply_read(Pid, Ref, State#state{read = undefined});
+maybe_reply_read(State) ->
+	State.
+
+reply_read(Pid, Ref, State = #state{body = Body, body_fin = IsFin}) ->
+	Pid ! {request_body, Ref, IsFin, join(Body)},
+	State#state{body = [], body_size = 0}.
+
+cancel(undefined) -> ok;
+cancel(Timer) -> _ = erlang:cancel_timer(Timer), ok.
+
+%% Newest first; most reads are a single piece, returned as is.
+join([]) -> <<>>;
+join([Bin]) -> Bin;
+join(Body) -> iolist_to_binary(lists:reverse(Body)).
+
+%% The end of the request.
+
+exit_result(normal) -> ok;
+exit_result({shutdown, {mustang_request, Result}}) -> Result;
+exit_result({shutdown, _}) -> closed;
+exit_result(Other) -> {crash, exit, Other, []}.
+
+done(Result, State = #state{resp = Resp}) ->
+	{log(Result, State) ++ ending(Result, Resp) ++ [stop], State#state{resp = done}}.
+
+ending(ok, none) -> [{response, 204, #{}, <<>>}];
+ending(ok, headers) -> [{data, fin, <<>>}];
+ending(ok, done) -> [];
+ending(closed, _) -> [];
+ending({request_error, Reason, Text}, _) ->
+	[{error_response, mustang_middleware:request_error_status(Reason), #{}, <<>>},
+		{internal_error, {request_error, Reason}, Text}];
+ending({crash, exit, {shutdown, _}, _}, _) ->
+	%% The client went away while the handler answered.
+	[];
+ending({crash, Class, Reason, _}, _) ->
+	[{internal_error, {Class, Reason}, 'The request handler crashed.'}].
+
+log(ok, _) -> [];
+log(closed, _) -> [];
+log({crash, exit, {shutdown, _}, _}, _) -> [];
+log({request_error, Reason, Text}, #state{ref = Ref, method = Method, path = Path, peer = Peer}) ->
+	[{log, notice, "mustang ~p: bad request ~s ~s from ~s: ~0p (~s)",
+		[Ref, Method, Path, peer(Peer), Reason, Text]}];
+log({crash, Class, Reason, Stacktrace}, #state{ref = Ref, method = Method, path = Path, peer = Peer}) ->
+	[{log, error, "mustang ~p: handler crashed on ~s ~s from ~s: ~0p:~0p~n~p",
+		[Ref, Method, Path, peer(Peer), Class, Reason, Stacktrace]}].
+
+peer({IP, Port}) -> [inet:ntoa(IP), $:, integer_to_list(Port)];
+peer(_) -> "unknown".
