@@ -10,10 +10,12 @@
 %%                               they are; streamed responses are always
 %%                               compressed when they can be
 %%   compress_buffering (false)  false: each {data, nofin, _} of a streamed
-%%                               response is sync-flushed, so the client can
-%%                               decode every part as soon as it arrives (costs
-%%                               a few bytes per part and some ratio); true:
-%%                               zlib may keep data until it has enough
+%%                               response is compressed and sync-flushed at
+%%                               once, so the client can decode every part as
+%%                               soon as it arrives (costs a few bytes per part
+%%                               and some ratio); true: parts are gathered up
+%%                               to 32 KiB before being compressed (better
+%%                               ratio, fewer writes, the client waits)
 %%
 %% What is compressed, with gzip only (deflate and br are not offered):
 %% - the client must accept gzip: its q-value (that of "gzip" or "x-gzip",
@@ -41,12 +43,25 @@
 %%   {trailers, _}. A {sendfile, ...} part of a compressed streamed response
 %%   cannot be sent as is once the head says gzip: the file is read (64 KiB
 %%   at a time) and compressed, so its compressed size is held in memory.
+%%   An empty {data, nofin, _} (or one kept by compress_buffering) sends
+%%   nothing.
 %%
-%% Cost when nothing is compressed: init/3 only keeps references to the
-%% request headers and the options; Accept-Encoding is parsed when a response
-%% that could be compressed comes; once the response is decided, commands
-%% pass without a look. A streamed compressed response holds a zlib stream
+%% Cost when nothing is compressed: init/3 keeps three small values (the raw
+%% Accept-Encoding and the two options; the state is copied at each
+%% mustang_req call in inline mode); Accept-Encoding is parsed only when a
+%% response that could be compressed comes; once the response is decided,
+%% commands pass without a look. A streamed compressed response holds a zlib stream
 %% (about 256 KiB) until it ends or the stream terminates.
+%%
+%% Processes: a zlib stream can only be used by the process that opened it,
+%% and in HTTP/1.1 inline mode the parts of a response may come from any
+%% process the handler gave its Req to (the chain runs in the caller). So a
+%% streamed response is raw deflate framed as gzip here (header, CRC-32 and
+%% size computed with erlang:crc32/2), every command leaves the deflate
+%% stream flushed to a byte boundary with nothing pending (buffering is done
+%% on our side, not in zlib), and a part that comes from another process than
+%% the one that opened the zlib stream continues the same deflate stream with
+%% a new zlib stream of that process (it only loses the 32 KiB window).
 -module(mustang_compress_h).
 -behaviour(mustang_stream).
 
@@ -61,21 +76,44 @@
 
 -define(FILE_CHUNK, 65536).
 
+%% The gzip header: no name, no time, unknown OS... as zlib writes it (RFC 1952).
+-define(GZIP_HEADER, <<31, 139, 8, 0, 0, 0, 0, 0, 0, 3>>).
+-define(BUFFER_SIZE, 32768).
+
+%% A streamed response being compressed.
+-record(gz, {
+	%% The zlib stream (raw deflate) and the process that opened it.
+	z = undefined :: zlib:zstream() | undefined,
+	owner = undefined :: pid() | undefined,
+	header = true :: boolean(),
+	crc = 0 :: non_neg_integer(),
+	size = 0 :: non_neg_integer(),
+	%% compress_buffering: parts not compressed yet.
+	buffer = [] :: iodata(),
+	buffered = 0 :: non_neg_integer()
+}).
+
 -record(state, {
 	next :: mustang_stream:state(),
-	%% References only, read when a response comes.
-	headers :: mustang_req:headers(),
-	opts :: map(),
+	%% The request's Accept-Encoding, parsed when a response may be compressed.
+	accept :: iodata() | undefined,
+	threshold :: non_neg_integer(),
+	buffering :: boolean(),
 	%% none: no response yet; done: decided, commands pass untouched;
-	%% a zstream: a streamed response being compressed.
-	resp = none :: none | done | zlib:zstream()
+	%% a #gz{}: a streamed response being compressed.
+	resp = none :: none | done | #gz{}
 }).
 
 -spec init(mustang_stream:streamid(), mustang_req:req(), map())
 	-> {mustang_stream:commands(), #state{}}.
 init(StreamID, Req = #{headers := Headers}, Opts) ->
 	{Commands, Next} = mustang_stream:init(StreamID, Req, Opts),
-	commands(Commands, #state{next = Next, headers = Headers, opts = Opts}).
+	%% Only small terms in the state: in inline mode it is copied to and from
+	%% an ETS table at every mustang_req call.
+	commands(Commands, #state{next = Next,
+		accept = maps:get(<<"accept-encoding">>, Headers, undefined),
+		threshold = maps:get(compress_threshold, Opts, 300),
+		buffering = maps:get(compress_buffering, Opts, false)}).
 
 -spec data(mustang_stream:streamid(), mustang_stream:fin(), binary(), #state{})
 	-> {mustang_stream:commands(), #state{}}.
@@ -91,7 +129,10 @@ info(StreamID, Info, State = #state{next = Next0}) ->
 
 -spec terminate(mustang_stream:streamid(), mustang_stream:reason(), #state{}) -> ok.
 terminate(StreamID, Reason, #state{next = Next, resp = Resp}) ->
-	close(Resp),
+	_ = case Resp of
+		#gz{z = Z} -> close(Z);
+		_ -> ok
+	end,
 	mustang_stream:terminate(StreamID, Reason, Next).
 
 -spec early_error(mustang_stream:streamid(), mustang_stream:reason(),
@@ -119,15 +160,15 @@ command(Command = {response, _, _, _}, State = #state{resp = none}) ->
 	{[response(Command, State)], State#state{resp = done}};
 command(Command = {headers, _, _}, State = #state{resp = none}) ->
 	headers(Command, State);
-command({data, IsFin, Data}, State = #state{resp = Z}) when is_reference(Z) ->
-	stream_data(IsFin, Data, State);
-command(Command = {trailers, _}, State = #state{resp = Z}) when is_reference(Z) ->
-	Last = zlib:deflate(Z, [], finish),
-	close(Z),
+command({data, IsFin, Data}, State = #state{resp = Gz = #gz{}}) ->
+	stream_data(IsFin, Data, Gz, State);
+command(Command = {trailers, _}, State = #state{resp = Gz = #gz{buffer = Buffer}}) ->
+	{Last, done} = deflate(Buffer, finish, Gz),
 	{[{data, nofin, Last}, Command], State#state{resp = done}};
-command(Command = {set_options, SetOpts}, State = #state{opts = Opts}) when is_map(SetOpts) ->
-	{[Command], State#state{opts = maps:merge(Opts,
-		maps:with([compress_threshold, compress_buffering], SetOpts))}};
+command(Command = {set_options, SetOpts}, State = #state{threshold = Threshold,
+		buffering = Buffering}) when is_map(SetOpts) ->
+	{[Command], State#state{threshold = maps:get(compress_threshold, SetOpts, Threshold),
+		buffering = maps:get(compress_buffering, SetOpts, Buffering)}};
 command(Command = {switch_protocol, _, _, _}, State) ->
 	{[Command], State#state{resp = done}};
 command(Command, State) ->
@@ -137,14 +178,14 @@ command(Command, State) ->
 %% decide for most small responses.
 response(Command = {response, _, _, {sendfile, _, _, _}}, _) ->
 	Command;
-response(Command = {response, Status, Headers, Body}, State = #state{opts = Opts}) ->
+response(Command = {response, Status, Headers, Body}, State = #state{threshold = Threshold}) ->
 	Size = iolist_size(Body),
-	case Size >= maps:get(compress_threshold, Opts, 300) andalso compressible(Status, Headers) of
+	case Size >= Threshold andalso compressible(Status, Headers) of
 		false ->
 			Command;
 		true ->
 			Vary = vary(Headers),
-			case accepts_gzip(State) of
+			case accepts_gzip(State#state.accept) of
 				false ->
 					{response, Status, Headers#{<<"vary">> => Vary}, Body};
 				true ->
@@ -165,56 +206,81 @@ headers(Command = {headers, Status, Headers}, State) ->
 			{[Command], State#state{resp = done}};
 		true ->
 			Vary = vary(Headers),
-			case accepts_gzip(State) of
+			case accepts_gzip(State#state.accept) of
 				false ->
 					{[{headers, Status, Headers#{<<"vary">> => Vary}}], State#state{resp = done}};
 				true ->
-					Z = zlib:open(),
-					ok = zlib:deflateInit(Z, default, deflated, 31, 8, default),
-					{[{headers, Status, gzip_headers(Headers, Vary)}], State#state{resp = Z}}
+					%% The zlib stream is opened by the first part.
+					{[{headers, Status, gzip_headers(Headers, Vary)}], State#state{resp = #gz{}}}
 			end
 	end.
 
-stream_data(IsFin, {sendfile, Offset, Length, Path}, State = #state{resp = Z}) ->
-	case deflate_file(Z, Path, Offset, Length) of
-		{ok, Out} ->
-			{Last, State2} = stream_end(IsFin, State),
-			{[{data, IsFin, [Out, Last]}], State2};
+stream_data(IsFin, {sendfile, Offset, Length, Path}, Gz0 = #gz{buffer = Buffer}, State) ->
+	%% The buffered parts, the file, and the flush or the end, in one go.
+	{Out0, Gz} = deflate(Buffer, none, Gz0#gz{buffer = [], buffered = 0}),
+	case deflate_file(Path, Offset, Length, Gz) of
+		{ok, Out1, Gz2} ->
+			{Out2, Resp} = deflate([], flush(IsFin), Gz2),
+			{[{data, IsFin, [Out0, Out1, Out2]}], State#state{resp = Resp}};
 		{error, Reason} ->
-			close(Z),
+			close(Gz#gz.z),
 			{[{internal_error, {sendfile, Path, Reason},
 				'The file to send could not be read to compress it.'}], State#state{resp = done}}
 	end;
-stream_data(nofin, Data, State) when Data =:= <<>>; Data =:= [] ->
-	%% Nothing to flush; the connection gets the empty part as before.
-	{[{data, nofin, Data}], State};
-stream_data(nofin, Data, State = #state{resp = Z, opts = Opts}) ->
-	Flush = case maps:get(compress_buffering, Opts, false) of
-		true -> none;
-		false -> sync
-	end,
-	{[{data, nofin, zlib:deflate(Z, Data, Flush)}], State};
-stream_data(fin, Data, State = #state{resp = Z}) ->
-	Out = zlib:deflate(Z, Data, finish),
-	close(Z),
+stream_data(nofin, Data, Gz = #gz{buffer = Buffer, buffered = Buffered},
+		State = #state{buffering = Buffering}) ->
+	Size = Buffered + iolist_size(Data),
+	case Buffering of
+		true when Size < ?BUFFER_SIZE ->
+			{[], State#state{resp = Gz#gz{buffer = [Buffer, Data], buffered = Size}}};
+		_ when Size =:= 0 ->
+			%% Nothing to send.
+			{[], State};
+		_ ->
+			{Out, Gz2} = deflate([Buffer, Data], sync, Gz#gz{buffer = [], buffered = 0}),
+			{[{data, nofin, Out}], State#state{resp = Gz2}}
+	end;
+stream_data(fin, Data, Gz = #gz{buffer = Buffer}, State) ->
+	{Out, done} = deflate([Buffer, Data], finish, Gz),
 	{[{data, fin, Out}], State#state{resp = done}}.
 
-%% What ends the part: a flush (as for any nofin part) or the gzip trailer.
-stream_end(fin, State = #state{resp = Z}) ->
-	Last = zlib:deflate(Z, [], finish),
-	close(Z),
-	{Last, State#state{resp = done}};
-stream_end(nofin, State = #state{resp = Z, opts = Opts}) ->
-	case maps:get(compress_buffering, Opts, false) of
-		true -> {[], State};
-		false -> {zlib:deflate(Z, [], sync), State}
+flush(nofin) -> sync;
+flush(fin) -> finish.
+
+%% Compresses Data; with sync, all of it can be decoded from what was
+%% returned so far, with finish the gzip stream is complete (and closed).
+deflate(Data, Flush, Gz0 = #gz{header = Header, crc = Crc0, size = Size0}) ->
+	Gz = #gz{z = Z} = owned(Gz0),
+	Out0 = zlib:deflate(Z, Data, Flush),
+	Out = case Header of
+		true -> [?GZIP_HEADER | Out0];
+		false -> Out0
+	end,
+	Crc = erlang:crc32(Crc0, Data),
+	Size = Size0 + iolist_size(Data),
+	case Flush of
+		finish ->
+			close(Z),
+			{[Out, <<Crc:32/little, (Size band 16#ffffffff):32/little>>], done};
+		_ ->
+			{Out, Gz#gz{header = false, crc = Crc, size = Size}}
 	end.
 
-deflate_file(Z, Path, Offset, Length) ->
+%% The zlib stream of this process: a part from another process goes on with
+%% a new zlib stream, as the last one left nothing pending.
+owned(Gz = #gz{owner = Owner}) when Owner =:= self() ->
+	Gz;
+owned(Gz = #gz{z = Old}) ->
+	close(Old),
+	Z = zlib:open(),
+	ok = zlib:deflateInit(Z, default, deflated, -15, 8, default),
+	Gz#gz{z = Z, owner = self()}.
+
+deflate_file(Path, Offset, Length, Gz) ->
 	case file:open(Path, [read, raw, binary]) of
 		{ok, Fd} ->
 			try
-				deflate_file_loop(Z, Fd, Offset, Length, [])
+				deflate_file_loop(Fd, Offset, Length, Gz, [])
 			after
 				_ = file:close(Fd)
 			end;
@@ -222,27 +288,26 @@ deflate_file(Z, Path, Offset, Length) ->
 			Error
 	end.
 
-deflate_file_loop(_, _, _, 0, Acc) ->
-	{ok, lists:reverse(Acc)};
-deflate_file_loop(Z, Fd, Offset, Length, Acc) ->
+deflate_file_loop(_, _, 0, Gz, Acc) ->
+	{ok, lists:reverse(Acc), Gz};
+deflate_file_loop(Fd, Offset, Length, Gz0, Acc) ->
 	case file:pread(Fd, Offset, min(Length, ?FILE_CHUNK)) of
 		{ok, Bin} ->
 			Size = byte_size(Bin),
-			deflate_file_loop(Z, Fd, Offset + Size, Length - Size,
-				[zlib:deflate(Z, Bin, none) | Acc]);
+			{Out, Gz} = deflate(Bin, none, Gz0),
+			deflate_file_loop(Fd, Offset + Size, Length - Size, Gz, [Out | Acc]);
 		eof ->
 			{error, eof};
 		Error ->
 			Error
 	end.
 
-close(Z) when is_reference(Z) ->
-	%% The zstream belongs to the process that opened it (the connection);
-	%% were it called from another one, the stream is freed with its last
-	%% reference anyway.
-	try zlib:close(Z) catch error:_ -> ok end;
-close(_) ->
-	ok.
+close(undefined) ->
+	ok;
+close(Z) ->
+	%% A zlib stream of another process cannot be closed from here; it is
+	%% freed with its last reference.
+	try zlib:close(Z) catch error:_ -> ok end.
 
 %% Decisions.
 
@@ -286,11 +351,8 @@ vary(#{<<"vary">> := Value}) ->
 vary(_) ->
 	<<"accept-encoding">>.
 
-%% Whether the request's Accept-Encoding (the header value, or the state
-%% holding the request headers) lets us send gzip.
--spec accepts_gzip(#state{} | iodata() | undefined) -> boolean().
-accepts_gzip(#state{headers = Headers}) ->
-	accepts_gzip(maps:get(<<"accept-encoding">>, Headers, undefined));
+%% Whether the request's Accept-Encoding value lets us send gzip.
+-spec accepts_gzip(iodata() | undefined) -> boolean().
 accepts_gzip(undefined) ->
 	false;
 accepts_gzip(Value) ->

@@ -32,6 +32,15 @@
 %% decoded: zlib ignores what follows its end (concatenated members are rare
 %% in requests). The inflate stream is opened at the first body data and
 %% closed at the end of the body, on an error, or in terminate/3.
+%%
+%% Processes: a zlib stream can only be used by the process that opened it,
+%% and an inflate stream cannot be handed over midway. With HTTP/2 and in
+%% process mode, data/4 always runs in the connection process, which owns
+%% the stream. In HTTP/1.1 inline mode the body is read (and data/4 runs) in
+%% whatever process calls mustang_req:read_body, possibly several in turn:
+%% there the inflate stream lives in a small process of its own, started at
+%% the first body data, asked for each piece, and gone at the end of the body,
+%% at terminate/3, or with the connection (it monitors it).
 -module(mustang_decompress_h).
 -behaviour(mustang_stream).
 
@@ -41,12 +50,18 @@
 -export([terminate/3]).
 -export([early_error/5]).
 
+-type inflater() :: {direct, zlib:zstream()} | {proc, pid()}.
+
 -record(state, {
 	next :: mustang_stream:state(),
 	%% off: not a gzip body, pass everything; disabled: gzip, not decoded;
-	%% pending: to decode, no data yet; a zstream: decoding; ended: the
-	%% gzip stream ended; failed: the error response was sent.
-	decode = off :: off | disabled | pending | zlib:zstream() | ended | failed,
+	%% pending: to decode, no data yet; {direct, Z} or {proc, Pid}: decoding
+	%% (see inflater/1); ended: the gzip stream ended; failed: the error
+	%% response was sent.
+	decode = off :: off | disabled | pending | inflater() | ended | failed,
+	%% HTTP/1.1 inline mode, and the connection.
+	inline = false :: boolean(),
+	conn = undefined :: pid() | undefined,
 	ratio = 20 :: non_neg_integer() | infinity,
 	%% Whether body data came (set_options may no longer switch decoding).
 	started = false :: boolean(),
@@ -70,7 +85,8 @@ init(StreamID, Req = #{headers := Headers}, Opts) ->
 	end.
 
 init_gzip(StreamID, Req = #{headers := Headers}, Opts) ->
-	State = #state{ratio = maps:get(decompress_ratio_limit, Opts, 20)},
+	State = #state{ratio = maps:get(decompress_ratio_limit, Opts, 20),
+		inline = maps:get(mode, Req, process) =:= inline, conn = maps:get(pid, Req, undefined)},
 	case maps:get(decompress_enabled, Opts, true) of
 		true ->
 			Req2 = Req#{
@@ -112,24 +128,16 @@ data(StreamID, fin, <<>>, State = #state{decode = pending}) ->
 	%% No body at all: nothing to decode.
 	next_data(StreamID, fin, <<>>, State#state{decode = ended, started = true}, []);
 data(StreamID, IsFin, Data, State = #state{decode = pending}) ->
-	Z = zlib:open(),
-	ok = zlib:inflateInit(Z, 31),
-	data(StreamID, IsFin, Data, State#state{decode = Z, started = true});
+	data(StreamID, IsFin, Data, State#state{decode = inflater(State), started = true});
 data(StreamID, IsFin, Data, State = #state{encoded = Encoded}) ->
 	inflate(StreamID, IsFin, Data, State#state{encoded = Encoded + byte_size(Data)}, []).
 
 %% Inflates one piece at a time, passing each down before the next one is
 %% made; Acc holds the commands that came back, newest first.
-inflate(StreamID, IsFin, Input, State = #state{decode = Z}, Acc) ->
-	try zlib:safeInflate(Z, Input) of
-		{continue, Out} ->
-			inflated(StreamID, IsFin, continue, Out, State, Acc);
-		{finished, Out} ->
-			inflated(StreamID, IsFin, finished, Out, State, Acc);
-		{need_dictionary, _, _} ->
-			fail(400, Acc, State)
-	catch error:data_error ->
-		fail(400, Acc, State)
+inflate(StreamID, IsFin, Input, State = #state{decode = Inflater}, Acc) ->
+	case inflate_step(Inflater, Input) of
+		{More, Out} -> inflated(StreamID, IsFin, More, Out, State, Acc);
+		error -> fail(400, Acc, State)
 	end.
 
 inflated(StreamID, IsFin, More, Out, State = #state{decoded = Decoded0, encoded = Encoded,
@@ -153,13 +161,10 @@ inflated(StreamID, IsFin, More, Out, State = #state{decoded = Decoded0, encoded 
 	end.
 
 %% The request body ended: so must the gzip stream.
-body_end(StreamID, Out, State = #state{decode = Z}, Acc) ->
-	try zlib:inflateEnd(Z) of
-		ok ->
-			close(Z),
-			next_data(StreamID, fin, iolist_to_binary(Out), State#state{decode = ended}, Acc)
-	catch error:data_error ->
-		fail(400, Acc, State)
+body_end(StreamID, Out, State = #state{decode = Inflater}, Acc) ->
+	case inflate_end(Inflater) of
+		ok -> next_data(StreamID, fin, iolist_to_binary(Out), State#state{decode = ended}, Acc);
+		error -> fail(400, Acc, State#state{decode = ended})
 	end.
 
 pass(_, nofin, [], State, Acc) ->
@@ -175,8 +180,8 @@ next_data(StreamID, IsFin, Data, State, Acc0) ->
 
 %% Stop decoding: the next handlers get no more body, the client an error
 %% (when no response started) and the stream ends.
-fail(Status, Acc, State = #state{decode = Z}) ->
-	close(Z),
+fail(Status, Acc, State = #state{decode = Decode}) ->
+	close(Decode),
 	{lists:reverse(Acc, [{error_response, Status, #{}, <<>>}, stop]), State#state{decode = failed}}.
 
 -spec info(mustang_stream:streamid(), any(), #state{})
@@ -218,10 +223,76 @@ set_options({set_options, Opts}, State) when is_map(Opts) ->
 set_options(_, State) ->
 	State.
 
-close(Z) when is_reference(Z) ->
-	%% The zstream belongs to the process that opened it (the connection);
-	%% were it called from another one, the stream is freed with its last
-	%% reference anyway.
+%% The inflate stream: in this process, or (inline mode) in one of its own.
+
+-spec inflater(#state{}) -> inflater().
+inflater(#state{inline = false}) ->
+	{direct, open()};
+inflater(#state{conn = Conn}) ->
+	{proc, spawn(fun() ->
+		MRef = monitor(process, Conn),
+		inflater_loop(open(), MRef)
+	end)}.
+
+open() ->
+	Z = zlib:open(),
+	ok = zlib:inflateInit(Z, 31),
+	Z.
+
+inflater_loop(Z, MRef) ->
+	receive
+		{From, Ref, {inflate, Input}} ->
+			From ! {Ref, safe_inflate(Z, Input)},
+			inflater_loop(Z, MRef);
+		{From, Ref, finish} ->
+			From ! {Ref, finish(Z)};
+		stop ->
+			zlib:close(Z);
+		{'DOWN', MRef, process, _, _} ->
+			zlib:close(Z)
+	end.
+
+inflater_call(Pid, Request) ->
+	MRef = monitor(process, Pid),
+	Pid ! {self(), MRef, Request},
+	receive
+		{MRef, Result} ->
+			demonitor(MRef, [flush]),
+			Result;
+		{'DOWN', MRef, process, Pid, _} ->
+			error
+	end.
+
+inflate_step({direct, Z}, Input) -> safe_inflate(Z, Input);
+inflate_step({proc, Pid}, Input) -> inflater_call(Pid, {inflate, Input}).
+
+%% The body ended: so must the gzip stream. Closes the inflater.
+inflate_end({direct, Z}) -> finish(Z);
+inflate_end({proc, Pid}) -> inflater_call(Pid, finish).
+
+safe_inflate(Z, Input) ->
+	try zlib:safeInflate(Z, Input) of
+		{continue, Out} -> {continue, Out};
+		{finished, Out} -> {finished, Out};
+		{need_dictionary, _, _} -> error
+	catch error:_ ->
+		error
+	end.
+
+finish(Z) ->
+	Result = try zlib:inflateEnd(Z) of
+		ok -> ok
+	catch error:_ ->
+		error
+	end,
+	zlib:close(Z),
+	Result.
+
+close({direct, Z}) ->
+	%% Only the connection process calls this with a direct stream.
 	try zlib:close(Z) catch error:_ -> ok end;
+close({proc, Pid}) ->
+	Pid ! stop,
+	ok;
 close(_) ->
 	ok.

@@ -41,9 +41,28 @@ text(N) ->
 body(N) ->
 	binary:part(text(N), 0, N).
 
-%% The zstream a state holds while it compresses (white box: the resp field).
-zstream({mustang_compress_h, State}) ->
-	element(5, State).
+%% The zstream a state holds while it compresses (white box: the z field of
+%% the #gz{} record in the resp field).
+zstream(S) ->
+	element(2, resp(S)).
+
+%% The resp field of the state (white box).
+resp({mustang_compress_h, State}) ->
+	element(6, State).
+
+%% A fresh inflate stream that decodes gzip, as a client would.
+inflater() ->
+	Z = zlib:open(),
+	ok = zlib:inflateInit(Z, 31),
+	Z.
+
+%% Runs Fun in a new process (as a handler's worker would call the chain).
+elsewhere(Fun) ->
+	{Pid, MRef} = spawn_monitor(fun() -> exit({result, Fun()}) end),
+	receive
+		{'DOWN', MRef, process, Pid, {result, Result}} -> Result;
+		{'DOWN', MRef, process, Pid, Reason} -> error(Reason)
+	end.
 
 closed(Z) ->
 	try zlib:deflate(Z, <<"x">>) of
@@ -241,9 +260,9 @@ streamed_sync_flush_test() ->
 		<<"content-type">> => <<"text/plain">>}}], S0),
 	?assertEqual(#{<<"content-encoding">> => <<"gzip">>, <<"vary">> => <<"accept-encoding">>,
 		<<"content-type">> => <<"text/plain">>}, H),
-	Inflate = zlib:open(),
-	ok = zlib:inflateInit(Inflate, 31),
-	Parts = [<<"a">>, body(10), <<>>, [<<"io">>, "list"], body(5000), crypto:strong_rand_bytes(100), <<"z">>],
+	Inflate = inflater(),
+	Parts = [<<"a">>, body(10), [<<"io">>, "list"], body(5000), crypto:strong_rand_bytes(100),
+		body(100000), <<"z">>],
 	{SLast, Received, Decoded} = lists:foldl(fun(Part, {S, Sent0, Decoded0}) ->
 		{[{data, nofin, Out}], S2} = send([{data, nofin, Part}], S),
 		Sent = <<Sent0/binary, (iolist_to_binary(Part))/binary>>,
@@ -252,39 +271,75 @@ streamed_sync_flush_test() ->
 		?assertEqual(Sent, Decoded),
 		{S2, Sent, Decoded}
 	end, {S1, <<>>, <<>>}, Parts),
+	%% An empty part sends nothing.
+	?assertMatch({[], _}, send([{data, nofin, <<>>}], SLast)),
 	{[{data, fin, Last}], S3} = send([{data, fin, <<"end">>}], SLast),
 	Final = iolist_to_binary(zlib:inflate(Inflate, Last)),
 	?assertEqual(<<Received/binary, "end">>, <<Decoded/binary, Final/binary>>),
-	%% The stream ended properly and the zstream is closed.
+	%% The gzip stream ended properly (CRC-32 and size checked by zlib).
 	ok = zlib:inflateEnd(Inflate),
 	zlib:close(Inflate),
-	?assertEqual(done, element(5, element(2, S3))),
+	?assertEqual(done, resp(S3)),
 	%% Later commands pass untouched.
 	?assertMatch({[{data, fin, <<"x">>}], _}, send([{data, fin, <<"x">>}], S3)).
 
-%% With buffering, zlib may keep small parts: the client cannot decode them
-%% yet, but the whole still decodes.
+%% Parts from other processes (in inline mode the chain runs in whatever
+%% process calls mustang_req): the same gzip stream goes on, each part still
+%% decodable at once.
+streamed_other_processes_test() ->
+	S0 = start(gzip_req()),
+	{[{headers, 200, _}], S1} = send([{headers, 200, #{}}], S0),
+	Inflate = inflater(),
+	Decode = fun(Out) -> iolist_to_binary(zlib:inflate(Inflate, Out)) end,
+	{[{data, nofin, Out1}], S2} = send([{data, nofin, body(1000)}], S1),
+	?assertEqual(body(1000), Decode(Out1)),
+	{[{data, nofin, Out2}], S3} = elsewhere(fun() -> send([{data, nofin, <<"from a worker">>}], S2) end),
+	?assertEqual(<<"from a worker">>, Decode(Out2)),
+	{[{data, nofin, Out3}], S4} = elsewhere(fun() -> send([{data, nofin, body(500)}], S3) end),
+	?assertEqual(body(500), Decode(Out3)),
+	{[{data, nofin, Out4}], S5} = send([{data, nofin, <<"back">>}], S4),
+	?assertEqual(<<"back">>, Decode(Out4)),
+	{[{data, fin, Out5}], _} = elsewhere(fun() -> send([{data, fin, <<"end">>}], S5) end),
+	?assertEqual(<<"end">>, Decode(Out5)),
+	ok = zlib:inflateEnd(Inflate),
+	zlib:close(Inflate).
+
+%% With buffering, parts are kept until 32 KiB; the whole still decodes.
 streamed_buffering_test() ->
 	S0 = start(gzip_req(), #{compress_buffering => true}),
 	{[{headers, 200, _}], S1} = send([{headers, 200, #{}}], S0),
-	{[{data, nofin, Out1}], S2} = send([{data, nofin, <<"hello ">>}], S1),
-	Inflate = zlib:open(),
-	ok = zlib:inflateInit(Inflate, 31),
-	?assertEqual(<<>>, iolist_to_binary(zlib:inflate(Inflate, Out1))),
-	{[{data, nofin, Out2}], S3} = send([{data, nofin, <<"world">>}], S2),
-	{[{data, fin, Out3}], _} = send([{data, fin, <<>>}], S3),
-	?assertEqual(<<"hello world">>, zlib:gunzip(iolist_to_binary([Out1, Out2, Out3]))),
+	{[], S2} = send([{data, nofin, <<"hello ">>}], S1),
+	{[], S3} = elsewhere(fun() -> send([{data, nofin, <<"world">>}], S2) end),
+	{[{data, fin, Out}], _} = send([{data, fin, <<>>}], S3),
+	?assertEqual(<<"hello world">>, zlib:gunzip(iolist_to_binary(Out))).
+
+streamed_buffering_size_test() ->
+	S0 = start(gzip_req(), #{compress_buffering => true}),
+	{[{headers, 200, _}], S1} = send([{headers, 200, #{}}], S0),
+	Inflate = inflater(),
+	Part = body(1000),
+	%% 32 parts of 1000 bytes are kept, the 33rd (32768 bytes or more) sends all.
+	S2 = lists:foldl(fun(_, S) ->
+		{[], S2} = send([{data, nofin, Part}], S),
+		S2
+	end, S1, lists:seq(1, 32)),
+	{[{data, nofin, Out}], S3} = send([{data, nofin, Part}], S2),
+	?assertEqual(binary:copy(Part, 33), iolist_to_binary(zlib:inflate(Inflate, Out))),
+	{[], S4} = send([{data, nofin, Part}], S3),
+	{[{data, nofin, Last}, {trailers, #{}}], _} = send([{trailers, #{}}], S4),
+	?assertEqual(Part, iolist_to_binary(zlib:inflate(Inflate, Last))),
+	ok = zlib:inflateEnd(Inflate),
 	zlib:close(Inflate).
 
 %% set_options switches buffering within a stream.
 streamed_buffering_set_options_test() ->
 	S0 = start(gzip_req(), #{compress_buffering => true}),
 	{[{headers, 200, _}], S1} = send([{headers, 200, #{}}], S0),
+	{[], S2} = send([{data, nofin, <<"kept ">>}], S1),
 	{[{set_options, _}, {data, nofin, Out1}], _} = send([{set_options, #{compress_buffering => false}},
-		{data, nofin, <<"hello">>}], S1),
-	Inflate = zlib:open(),
-	ok = zlib:inflateInit(Inflate, 31),
-	?assertEqual(<<"hello">>, iolist_to_binary(zlib:inflate(Inflate, Out1))),
+		{data, nofin, <<"hello">>}], S2),
+	Inflate = inflater(),
+	?assertEqual(<<"kept hello">>, iolist_to_binary(zlib:inflate(Inflate, Out1))),
 	zlib:close(Inflate).
 
 %% Streamed responses are compressed whatever their size; the same things
@@ -295,7 +350,7 @@ streamed_not_compressed_test_() ->
 		{[{headers, Status, H}], S1} = send([{headers, Status, Headers}], S0),
 		{[{data, nofin, <<"abc">>}, {data, fin, <<"def">>}], S2} =
 			send([{data, nofin, <<"abc">>}, {data, fin, <<"def">>}], S1),
-		?assertEqual(done, element(5, element(2, S2))),
+		?assertEqual(done, resp(S2)),
 		H
 	end,
 	[
@@ -318,13 +373,14 @@ streamed_not_compressed_test_() ->
 streamed_trailers_test() ->
 	S0 = start(gzip_req()),
 	{[{headers, 200, _}], S1} = send([{headers, 200, #{<<"trailer">> => <<"x-sum">>}}], S0),
-	Z = zstream(S1),
-	{[{data, nofin, Out1}, {data, nofin, Out2}, {trailers, #{<<"x-sum">> := <<"1">>}}], S2} =
-		send([{data, nofin, body(1000)}, {trailers, #{<<"x-sum">> => <<"1">>}}], S1),
+	{[{data, nofin, Out1}], S2a} = send([{data, nofin, body(1000)}], S1),
+	Z = zstream(S2a),
+	{[{data, nofin, Out2}, {trailers, #{<<"x-sum">> := <<"1">>}}], S2} =
+		send([{trailers, #{<<"x-sum">> => <<"1">>}}], S2a),
 	%% A complete gzip stream (gunzip fails on a cut one).
 	?assertEqual(body(1000), zlib:gunzip(iolist_to_binary([Out1, Out2]))),
 	?assert(closed(Z)),
-	?assertEqual(done, element(5, element(2, S2))).
+	?assertEqual(done, resp(S2)).
 
 streamed_sendfile_test() ->
 	Path = filename:join(tmp_dir(), "mustang_compress_h_sendfile"),

@@ -9,18 +9,24 @@
 
 %% Helpers.
 
-req(Headers) ->
+req(Headers, Mode) ->
 	#{method => <<"POST">>, version => 'HTTP/1.1', path => <<"/">>, headers => Headers,
-		has_body => true, body_length => maps:get(<<"content-length">>, Headers, undefined)}.
+		has_body => true, body_length => maps:get(<<"content-length">>, Headers, undefined),
+		mode => Mode, pid => self()}.
 
 %% Starts the chain; returns the state and the Req the next handler got.
 start(ReqHeaders) ->
 	start(ReqHeaders, #{}).
 
+%% Opts may have mode => inline | process (default process): the Req's mode.
 start(ReqHeaders, Opts) ->
-	{[], State} = mustang_stream:init(?ID, req(ReqHeaders),
+	flush_inits(),
+	{[], State} = mustang_stream:init(?ID, req(ReqHeaders, maps:get(mode, Opts, process)),
 		Opts#{stream_handlers => [mustang_decompress_h, mustang_fake_stream_h], fake_pid => self()}),
 	receive {fake_init, Req} -> {State, Req} after 0 -> error(no_init) end.
+
+flush_inits() ->
+	receive {fake_init, _} -> flush_inits() after 0 -> ok end.
 
 gzip_headers(Body) ->
 	#{<<"content-encoding">> => <<"gzip">>, <<"content-length">> => integer_to_binary(byte_size(Body)),
@@ -62,11 +68,29 @@ others(Commands) ->
 inflate_state({mustang_decompress_h, State}) ->
 	element(3, State).
 
-closed(Z) ->
+closed({direct, Z}) ->
 	try zlib:inflate(Z, <<>>) of
 		_ -> false
 	catch error:not_initialized -> true
+	end;
+closed({proc, Pid}) ->
+	MRef = monitor(process, Pid),
+	receive
+		{'DOWN', MRef, process, Pid, _} -> true
+	after 1000 ->
+		demonitor(MRef, [flush]),
+		false
 	end.
+
+%% Runs Fun in a new process (as a handler's worker would call the chain).
+elsewhere(Fun) ->
+	{Pid, MRef} = spawn_monitor(fun() -> exit({result, Fun()}) end),
+	receive
+		{'DOWN', MRef, process, Pid, {result, Result}} -> Result;
+		{'DOWN', MRef, process, Pid, Reason} -> error(Reason)
+	end.
+
+-define(MODES, [process, inline]).
 
 %% Requests left alone.
 
@@ -113,10 +137,10 @@ decode_test_() ->
 	%% Repeated text compresses far more than 20 to 1: no ratio limit for it.
 	Cases = [{"text", text(100000), infinity}, {"mixed", mixed(100000), 20},
 		{"short mixed", mixed(5000), 20}, {"empty", <<>>, 20}],
-	[{lists:flatten(io_lib:format("~s in parts of ~b, ~s", [What, Size, Coding])), fun() ->
+	[{lists:flatten(io_lib:format("~s in parts of ~b, ~s, ~s", [What, Size, Coding, Mode])), fun() ->
 		Body = zlib:gzip(Plain),
 		{S0, _} = start((gzip_headers(Body))#{<<"content-encoding">> => Coding},
-			#{decompress_ratio_limit => Ratio}),
+			#{decompress_ratio_limit => Ratio, mode => Mode}),
 		{Commands, S} = feed(Body, Size, S0),
 		?assertEqual(Plain, received(Commands)),
 		?assertEqual([], others(Commands)),
@@ -125,7 +149,25 @@ decode_test_() ->
 	end} || {What, Plain, Ratio} <- Cases,
 		Size <- [1, 7, 1000, 16384, 1000000],
 		Coding <- [<<"gzip">>, <<"GZIP">>, <<"x-gzip">>, <<" gzip ">>],
-		Size > 1 orelse byte_size(Plain) < 10000].
+		Mode <- ?MODES,
+		Size > 1 orelse byte_size(Plain) < 10000,
+		Mode =:= process orelse Coding =:= <<"gzip">>].
+
+%% Inline mode: the body read by several processes in turn, one inflate
+%% stream all along.
+other_processes_test() ->
+	Plain = mixed(200000),
+	Body = zlib:gzip(Plain),
+	{S0, _} = start(gzip_headers(Body), #{mode => inline}),
+	<<P1:30000/binary, P2:30000/binary, P3:30000/binary, P4/binary>> = Body,
+	{C1, S1} = mustang_stream:data(?ID, nofin, P1, S0),
+	{C2, S2} = elsewhere(fun() -> mustang_stream:data(?ID, nofin, P2, S1) end),
+	{C3, S3} = mustang_stream:data(?ID, nofin, P3, S2),
+	{C4, S4} = elsewhere(fun() -> mustang_stream:data(?ID, fin, P4, S3) end),
+	?assertEqual(Plain, received(C1 ++ C2 ++ C3 ++ C4)),
+	?assertEqual(ended, inflate_state(S4)),
+	%% Its process is gone with the end of the body.
+	?assert(closed(inflate_state(S1))).
 
 %% Each piece passed down is bounded, whatever the input part.
 bounded_pieces_test() ->
@@ -162,16 +204,19 @@ bad_gzip_test_() ->
 		{"corrupted", <<(binary:part(Good, 0, 20))/binary, 255, 255, 255, 255,
 			(binary:part(Good, 24, byte_size(Good) - 24))/binary>>}
 	],
-	[{Name, fun() ->
-		{S0, _} = start(gzip_headers(Body)),
+	[{Name ++ ", " ++ atom_to_list(Mode), fun() ->
+		{S0, _} = start(gzip_headers(Body), #{mode => Mode}),
 		{Commands, S} = feed(Body, 100, S0),
 		?assertMatch([{error_response, 400, _, _}, stop], others(Commands)),
 		?assertEqual([], [fin || {fake_data, fin, _} <- Commands]),
 		?assertEqual(failed, inflate_state(S))
-	end} || {Name, Body} <- Cases].
+	end} || {Name, Body} <- Cases, Mode <- ?MODES].
 
 %% A zip bomb: 100 MB of zeros, about 100 KB gzipped, sent in 16 KB parts.
-bomb_test() ->
+bomb_test_() ->
+	[{atom_to_list(Mode), fun() -> bomb(Mode) end} || Mode <- ?MODES].
+
+bomb(Mode) ->
 	Z = zlib:open(),
 	ok = zlib:deflateInit(Z, best_compression, deflated, 31, 8, default),
 	Chunk = binary:copy(<<0>>, 1048576),
@@ -179,8 +224,12 @@ bomb_test() ->
 		zlib:deflate(Z, Chunk, finish)]),
 	zlib:close(Z),
 	?assert(byte_size(Body) < 200000),
-	{S0, _} = start(gzip_headers(Body)),
-	{Commands, S, Fed} = feed_until_stop(Body, 16384, S0, [], 0),
+	{S0, _} = start(gzip_headers(Body), #{mode => Mode}),
+	{_, SFirst} = mustang_stream:data(?ID, nofin, binary:part(Body, 0, 10), S0),
+	Inflater = inflate_state(SFirst),
+	{Commands, S, Fed0} = feed_until_stop(binary:part(Body, 10, byte_size(Body) - 10), 16384,
+		SFirst, [], 0),
+	Fed = Fed0 + 10,
 	Passed = iolist_size([D || {fake_data, _, D} <- Commands]),
 	%% Stopped with 413 at the first part that went over.
 	?assertMatch([{error_response, 413, _, _}, stop],
@@ -188,6 +237,7 @@ bomb_test() ->
 	?assert(Passed =< 20 * Fed),
 	?assert(Fed =< 16384 * 2),
 	?assertEqual(failed, inflate_state(S)),
+	?assert(closed(Inflater)),
 	%% Later data is dropped.
 	?assertMatch({[], _}, mustang_stream:data(?ID, fin, <<"more">>, S)).
 
@@ -275,9 +325,12 @@ set_options_test_() ->
 
 %% The inflate stream is closed at terminate (a reset in the middle of the
 %% body) and terminate reaches the next handler.
-terminate_closes_test() ->
+terminate_closes_test_() ->
+	[{atom_to_list(Mode), fun() -> terminate_closes(Mode) end} || Mode <- ?MODES].
+
+terminate_closes(Mode) ->
 	Body = zlib:gzip(mixed(100000)),
-	{S0, _} = start(gzip_headers(Body)),
+	{S0, _} = start(gzip_headers(Body), #{mode => Mode}),
 	{_, S1} = mustang_stream:data(?ID, nofin, binary:part(Body, 0, 100), S0),
 	Z = inflate_state(S1),
 	?assertNot(closed(Z)),

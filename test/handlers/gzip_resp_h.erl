@@ -10,6 +10,11 @@
 %%                       registered as Name and waits for {gzip_next, K}
 %%                       before sending the next one: the test answers once
 %%                       the client has shown part K.
+%%   #{mode => workers}  stream_reply/3 and a first part from the handler's
+%%                       process, two parts from another process it gave its
+%%                       Req to, and no fin: mustang_stream_h ends the body
+%%                       once the handler returns (in inline mode, the stream
+%%                       handlers run in each of these processes in turn)
 -module(gzip_resp_h).
 -export([init/2]).
 -export([text/1]).
@@ -23,6 +28,17 @@ init(Req0, Opts = #{mode := stream}) ->
 	Req = mustang_req:stream_reply(200, #{<<"content-type">> => <<"text/plain">>}, Req0),
 	ok = stream(Body, Req),
 	{ok, Req, Opts};
+init(Req0, Opts = #{mode := workers}) ->
+	Req = mustang_req:stream_reply(200, #{<<"content-type">> => <<"text/plain">>}, Req0),
+	ok = mustang_req:stream_body(<<"from the handler\n">>, nofin, Req),
+	{Pid, MRef} = spawn_monitor(fun() ->
+		ok = mustang_req:stream_body(<<"from a worker\n">>, nofin, Req),
+		ok = mustang_req:stream_body(text(5000), nofin, Req)
+	end),
+	receive
+		{'DOWN', MRef, process, Pid, normal} -> {ok, Req, Opts};
+		{'DOWN', MRef, process, Pid, Reason} -> exit({worker_failed, Reason})
+	end;
 init(Req0, Opts = #{mode := parts}) ->
 	Req = mustang_req:stream_reply(200, #{<<"content-type">> => <<"text/plain">>}, Req0),
 	lists:foreach(fun(K) ->
