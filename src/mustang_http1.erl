@@ -30,13 +30,16 @@
 %%   linger_timeout (1000)         ms spent reading and discarding what the client
 %%                                 still sends once we decided to close (RFC 9112 9.6)
 %%   logger (logger)               module used for logs
+%% (mustang_opts validates them, with the HTTP/2 and stream handler options)
 %%   stream_handlers ([mustang_stream_h]) the stream handler chain
 -module(mustang_http1).
 
 -export([init/5]).
--export([validate_opts/1]).
 
 -export([defaults/0]).
+
+-type opts() :: mustang_opts:http1_opts().
+-export_type([opts/0]).
 
 %% Internal: process loop entry point.
 -export([loop/2]).
@@ -87,6 +90,8 @@
 	max_trailer :: non_neg_integer(),
 	hibernate :: boolean(),
 	logger :: module(),
+	%% The first stream handler and its options.
+	chain :: mustang_stream:prepared(),
 	peer :: {inet:ip_address(), inet:port_number()} | undefined,
 	sock :: {inet:ip_address(), inet:port_number()} | undefined,
 	cert :: binary() | undefined,
@@ -124,41 +129,6 @@
 defaults() ->
 	?DEFAULTS.
 
-%% The options of both protocols: a listener serves both.
--spec validate_opts(map()) -> ok | {error, any()}.
-validate_opts(Opts) ->
-	Known = maps:keys(?DEFAULTS) ++ maps:keys(mustang_http1_codec:default_limits())
-		++ maps:keys(mustang_http2:defaults()),
-	case maps:keys(maps:without(Known, Opts)) of
-		[] -> validate_values(maps:to_list(Opts));
-		Unknown -> {error, {unknown_protocol_options, Unknown}}
-	end.
-
-validate_values([]) -> ok;
-validate_values([{Key, Value} | Rest]) ->
-	case valid_value(Key, Value) of
-		true -> validate_values(Rest);
-		false -> {error, {invalid_protocol_option, Key, Value}}
-	end.
-
-valid_value(Key, V) when not is_map_key(Key, ?DEFAULTS) ->
-	case mustang_http1_codec:default_limits() of
-		#{Key := _} -> is_integer(V) andalso V >= 0;
-		_ -> mustang_http2:validate_option(Key, V)
-	end;
-valid_value(env, V) -> is_map(V);
-valid_value(middlewares, V) -> is_list(V) andalso lists:all(fun is_atom/1, V);
-valid_value(request_process, V) -> is_boolean(V);
-valid_value(hibernate, V) -> is_boolean(V);
-valid_value(active_n, V) -> is_integer(V) andalso V > 0;
-valid_value(dynamic_buffer, false) -> true;
-valid_value(dynamic_buffer, {Min, Max}) -> is_integer(Min) andalso is_integer(Max) andalso Min > 0 andalso Max >= Min;
-valid_value(logger, V) -> is_atom(V);
-valid_value(max_keepalive, infinity) -> true;
-valid_value(idle_timeout, infinity) -> true;
-valid_value(request_timeout, infinity) -> true;
-valid_value(_, V) -> is_integer(V) andalso V >= 0.
-
 %% Connection start.
 
 -spec init(pid(), mustang:ref(), module(), mustang_transport:socket(), map()) -> no_return().
@@ -186,6 +156,7 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 				max_trailer = maps:get(max_trailer_length, Opts),
 				hibernate = maps:get(hibernate, Opts),
 				logger = maps:get(logger, Opts),
+				chain = mustang_stream:prepare(Opts),
 				peer = Peer, sock = Sock, cert = Cert,
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
 				h2c = not Transport:secure() andalso
@@ -379,7 +350,7 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 	Mode = case St#st.request_process of true -> process; false -> inline end,
 	Req = build_req(St, StreamID, Request, Mode),
 	St2 = St#st{requests = StreamID, req_info = {Method, maps:get(path, Request)}},
-	run_stream(St2, mustang_http1_stream:chain_init(Req, St#st.opts, Stream)).
+	run_stream(St2, mustang_http1_stream:chain_init(Req, St#st.chain, Stream)).
 
 %% The stream handlers started the request: inline (mustang_stream_h's run
 %% command, the default), or in a process of its own, whose calls then
@@ -438,7 +409,7 @@ stream_done(St, Stream0 = #stream{child = Child}, Buffer) ->
 			Module:takeover(St#st.parent, St#st.ref, St#st.transport, St#st.socket, St#st.opts, Rest,
 				DynBuf, Args);
 		_ ->
-			ok = mustang_http1_stream:chain_terminate(normal, Stream2),
+			ok = mustang_http1_stream:chain_terminate(Stream2#stream.reason, Stream2),
 			Stream3 = case Stream2 of
 				#stream{keepalive = true, body = Body} when Body =/= done ->
 					mustang_http1_stream:skip_body(go_passive(St, Stream2));

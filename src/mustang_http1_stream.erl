@@ -28,9 +28,9 @@
 %% The stream handler chain; a crash in a stream handler ends the stream as
 %% an internal error, logged once.
 
--spec chain_init(mustang_req:req(), map(), #stream{}) -> #stream{}.
-chain_init(Req, Opts, Stream = #stream{id = StreamID}) ->
-	try mustang_stream:init(StreamID, Req, Opts) of
+-spec chain_init(mustang_req:req(), mustang_stream:prepared(), #stream{}) -> #stream{}.
+chain_init(Req, Prepared, Stream = #stream{id = StreamID}) ->
+	try mustang_stream:init_prepared(StreamID, Req, Prepared) of
 		{Commands, Chain} -> commands(Commands, Stream#stream{chain = Chain})
 	catch Class:Reason:Stacktrace ->
 		chain_crash(init, [StreamID, Req], Class, Reason, Stacktrace, Stream)
@@ -93,12 +93,12 @@ command({push, _, _, _, _, _, _, _}, Stream) ->
 	Stream;
 command(stop, Stream) ->
 	Stream#stream{stopped = true};
-command({internal_error, _, _}, Stream = #stream{resp = none, stopped = false}) ->
-	command(stop, send_response(500, #{}, <<>>, Stream#stream{keepalive = false}));
-command({internal_error, _, _}, Stream) ->
+command(Error = {internal_error, _, _}, Stream = #stream{resp = none, stopped = false}) ->
+	command(stop, send_response(500, #{}, <<>>, Stream#stream{keepalive = false, reason = Error}));
+command(Error = {internal_error, _, _}, Stream) ->
 	%% The response is cut short or its state is unknown: only closing
 	%% tells the client.
-	Stream#stream{keepalive = false, stopped = true};
+	Stream#stream{keepalive = false, stopped = true, reason = Error};
 command({error_response, Status, Headers, Body}, Stream = #stream{resp = none, stopped = false}) ->
 	send_response(Status, Headers, Body, Stream#stream{keepalive = false});
 command({error_response, _, _, _}, Stream) ->

@@ -33,6 +33,8 @@
 	run = undefined :: undefined | {module(), atom(), list()},
 	flow = 0 :: integer(),
 	stopped = false :: boolean(),
+	%% Why the stream ends, for terminate/3.
+	reason = normal :: mustang_stream:reason(),
 	%% The socket is in passive mode: the body is read with recv (inline runs).
 	passive = false :: boolean(),
 	%% The result of the last socket write.

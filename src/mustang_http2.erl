@@ -54,7 +54,9 @@
 -export([init/6]).
 -export([loop/2]).
 -export([defaults/0]).
--export([validate_option/2]).
+
+-type opts() :: mustang_opts:http2_opts().
+-export_type([opts/0]).
 
 -export([system_continue/3]).
 -export([system_terminate/4]).
@@ -126,7 +128,9 @@
 	%% The stream handlers, and whether they stopped (the stream ends once
 	%% its response is sent).
 	chain :: mustang_stream:state(),
-	stopped = false :: boolean()
+	stopped = false :: boolean(),
+	%% Why the stream ends, for terminate/3.
+	reason = normal :: mustang_stream:reason()
 }).
 
 -type queued() :: {data, mustang_http2_frame:fin(), binary()}
@@ -142,6 +146,8 @@
 	opts :: map(),
 	env :: map(),
 	middlewares :: [module()],
+	%% The first stream handler and its options.
+	chain :: mustang_stream:prepared(),
 	peer :: {inet:ip_address(), inet:port_number()} | undefined,
 	sock :: {inet:ip_address(), inet:port_number()} | undefined,
 	cert :: binary() | undefined,
@@ -219,27 +225,6 @@
 defaults() ->
 	?DEFAULTS.
 
--spec validate_option(atom(), any()) -> boolean().
-validate_option(protocols, V) ->
-	is_list(V) andalso V =/= [] andalso lists:all(fun(P) -> P =:= http orelse P =:= http2 end, V);
-validate_option(alpn_default_protocol, V) -> V =:= http orelse V =:= http2;
-validate_option(enable_connect_protocol, V) -> is_boolean(V);
-validate_option(max_frame_size_received, V) -> is_integer(V) andalso V >= 16384 andalso V =< 16777215;
-validate_option(max_frame_size_sent, infinity) -> true;
-validate_option(max_frame_size_sent, V) -> is_integer(V) andalso V >= 16384 andalso V =< 16777215;
-validate_option(initial_connection_window_size, V) -> window_size(V) andalso V >= 65535;
-validate_option(initial_stream_window_size, V) -> window_size(V);
-validate_option(max_stream_window_size, V) -> window_size(V);
-validate_option(max_cancel_stream_rate, V) -> rate(V);
-validate_option(max_overhead_frame_rate, V) -> rate(V);
-validate_option(flow_control_timeout, infinity) -> true;
-validate_option(_, V) -> is_integer(V) andalso V >= 0.
-
-window_size(V) -> is_integer(V) andalso V >= 0 andalso V =< ?MAX_WINDOW.
-
-rate({Count, Ms}) -> is_integer(Count) andalso Count > 0 andalso is_integer(Ms) andalso Ms > 0;
-rate(_) -> false.
-
 %% Connection start.
 
 %% Conn carries what the previous protocol knew: buffer (bytes already read,
@@ -270,6 +255,7 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 			St0 = #st{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
 				messages = Transport:messages(), opts = Opts,
 				env = maps:get(env, Opts), middlewares = maps:get(middlewares, Opts),
+				chain = mustang_stream:prepare(Opts),
 				peer = Peer, sock = Sock, cert = Cert,
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
 				active_n = ActiveN, dynbuf = DynBuf,
@@ -925,7 +911,7 @@ start_stream(St = #st{streams = Streams, local_initial_window = RecvWindow,
 				recv_window = RecvWindow, win_target = WinTarget, recv_expected = Expected,
 				send_window = SendWindow},
 			St2 = St#st{streams = Streams#{StreamID => Stream}},
-			try mustang_stream:init(StreamID, Req, St#st.opts) of
+			try mustang_stream:init_prepared(StreamID, Req, St#st.chain) of
 				{Commands, Chain} ->
 					commands(St2#st{streams = Streams#{StreamID => Stream#stream{chain = Chain}}},
 						StreamID, Commands)
@@ -1019,7 +1005,10 @@ remove_stream(St = #st{pids = Pids, queued = Queued}, Stream, ExitReason) ->
 			exit(Pid, ExitReason),
 			Pids#{Pid => undefined}
 	end,
-	chain_terminate(St, Stream, terminate_reason(ExitReason)),
+	chain_terminate(St, Stream, case Stream#stream.reason of
+		normal -> terminate_reason(ExitReason);
+		Reason -> Reason
+	end),
 	maybe_close_connection(forget_stream(StreamID, St#st{pids = Pids2,
 		queued = Queued - Stream#stream.queued,
 		sending = lists:delete(StreamID, St#st.sending)})).
@@ -1054,7 +1043,7 @@ maybe_close_stream(St, Stream = #stream{stopped = true, local = fin, queued = 0,
 			exit(Pid, {shutdown, stopped}),
 			(St2#st.pids)#{Pid => undefined}
 	end,
-	chain_terminate(St2, Stream, normal),
+	chain_terminate(St2, Stream, Stream#stream.reason),
 	maybe_close_connection(forget_stream(StreamID, St2#st{pids = Pids,
 		sending = lists:delete(StreamID, St2#st.sending)}));
 maybe_close_stream(St = #st{streams = Streams}, Stream) ->
@@ -1206,13 +1195,14 @@ command(St, _, {log, Level, Format, Args}) ->
 	St;
 command(St, Stream, stop) ->
 	stop_stream(St, Stream);
-command(St, Stream = #stream{local = idle}, {internal_error, _, _}) ->
-	St2 = command(St, Stream, {response, 500, #{}, <<>>}),
+command(St, Stream = #stream{local = idle}, Error = {internal_error, _, _}) ->
+	St2 = command(St, Stream#stream{reason = Error}, {response, 500, #{}, <<>>}),
 	maybe_end_stream(stop(St2, Stream#stream.id), Stream#stream.id);
-command(St, Stream = #stream{local = fin, queued = 0}, {internal_error, _, _}) ->
-	maybe_end_stream(stop(St, Stream#stream.id), Stream#stream.id);
-command(St, Stream, {internal_error, _, _}) ->
-	stream_reset(St, Stream, internal_error, 'The response could not be completed.');
+command(St, Stream = #stream{local = fin, queued = 0}, Error = {internal_error, _, _}) ->
+	maybe_close_stream(St, Stream#stream{reason = Error, stopped = true});
+command(St, Stream, Error = {internal_error, _, _}) ->
+	stream_reset(St, Stream#stream{reason = Error}, internal_error,
+		'The response could not be completed.');
 command(St, Stream = #stream{local = idle}, {error_response, Status, Headers, Body}) ->
 	command(St, Stream, {response, Status, Headers, Body});
 command(St, _, {error_response, _, _, _}) ->

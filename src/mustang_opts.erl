@@ -59,6 +59,7 @@
 %%   metrics_resp_headers_filter (none)  fun/1
 %%   tracer_callback (none)          fun/2
 %%   tracer_match_specs (none)       list
+%%   tracer_flags (mustang_tracer_h's)  list of erlang:trace/3 flag atoms
 %%   access_log_format (common)      common | combined | json
 %%
 %% Websocket options (the Opts of {mustang_websocket, Req, State, Opts}):
@@ -158,6 +159,7 @@
 	metrics_resp_headers_filter => fun((mustang_req:headers()) -> mustang_req:headers()),
 	tracer_callback => fun((any(), any()) -> any()),
 	tracer_match_specs => list(),
+	tracer_flags => [atom()],
 	access_log_format => common | combined | json).
 
 -type http1_opts() :: #{?SHARED_OPTS, ?HTTP1_OPTS}.
@@ -285,6 +287,7 @@ protocol_option(metrics_req_filter, V) -> is_function(V, 1);
 protocol_option(metrics_resp_headers_filter, V) -> is_function(V, 1);
 protocol_option(tracer_callback, V) -> is_function(V, 2);
 protocol_option(tracer_match_specs, V) -> proper_list(V);
+protocol_option(tracer_flags, V) -> proper_list(V) andalso lists:all(fun is_atom/1, V);
 protocol_option(access_log_format, V) -> V =:= common orelse V =:= combined orelse V =:= json;
 protocol_option(_, _) -> unknown.
 

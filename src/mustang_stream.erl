@@ -68,6 +68,8 @@
 -module(mustang_stream).
 
 -export([init/3]).
+-export([prepare/1]).
+-export([init_prepared/3]).
 -export([data/4]).
 -export([info/3]).
 -export([terminate/3]).
@@ -108,6 +110,8 @@
 	| {stop, any(), human_reason()}.
 -type partial_req() :: map().
 -type state() :: {module(), any()} | undefined.
+-opaque prepared() :: {module(), map()} | none.
+-export_type([prepared/0]).
 -export_type([streamid/0, fin/0, command/0, commands/0, reason/0, human_reason/0, resp_command/0,
 	partial_req/0, state/0]).
 
@@ -131,6 +135,22 @@ init(StreamID, Req, Opts) ->
 			{Commands, State} = Handler:init(StreamID, Req, Opts#{stream_handlers => Tail}),
 			{Commands, {Handler, State}}
 	end.
+
+%% Connections look the first handler and its options up once (prepare/1),
+%% not for every request (init_prepared/3 is then init/3).
+-spec prepare(map()) -> prepared().
+prepare(Opts) ->
+	case maps:get(stream_handlers, Opts, [mustang_stream_h]) of
+		[] -> none;
+		[Handler | Tail] -> {Handler, Opts#{stream_handlers => Tail}}
+	end.
+
+-spec init_prepared(streamid(), mustang_req:req(), prepared()) -> {commands(), state()}.
+init_prepared(_, _, none) ->
+	{[], undefined};
+init_prepared(StreamID, Req, {Handler, HandlerOpts}) ->
+	{Commands, State} = Handler:init(StreamID, Req, HandlerOpts),
+	{Commands, {Handler, State}}.
 
 -spec data(streamid(), fin(), binary(), state()) -> {commands(), state()}.
 data(_, _, _, undefined) ->

@@ -131,6 +131,11 @@ upgrade(Req, Env, Handler, HState) ->
 -spec upgrade(Req, Env, module(), any(), opts()) -> {ok, Req, Env}
 	when Req :: mustang_req:req(), Env :: mustang_middleware:env().
 upgrade(Req, Env, Handler, HState, Opts) ->
+	%% A bad option is a programming error: the handler crashes (500, logged).
+	case mustang_opts:validate_websocket(Opts) of
+		ok -> ok;
+		{error, Reason} -> error({badarg, Reason})
+	end,
 	case handshake(Req) of
 		{ok, Key} ->
 			{Extensions, Deflate} = negotiate(Req, Opts),

@@ -72,13 +72,15 @@ protocol_table() ->
 		{metrics_resp_headers_filter, [Fun1], [Fun0, Fun2, undefined]},
 		{tracer_callback, [Fun2], [Fun1, undefined]},
 		{tracer_match_specs, [[], [{method, <<"GET">>}, Fun1]], [[a | b], undefined]},
+		{tracer_flags, [[], [send, 'receive', set_on_spawn]], [[{tracer, self()}], [send | x],
+			send]},
 		{access_log_format, [common, combined, json], [<<"common">>, apache]}
 	].
 
 %% Protocol options that have no default.
 no_default_keys() ->
 	[metrics_callback, metrics_req_filter, metrics_resp_headers_filter,
-		tracer_callback, tracer_match_specs].
+		tracer_callback, tracer_match_specs, tracer_flags].
 
 websocket_table() ->
 	Fun1 = fun(_) -> ok end,
