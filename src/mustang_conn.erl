@@ -67,17 +67,9 @@ close(Transport, Socket, Reason) ->
 
 %% The addresses and the client certificate of a connection, for the Req;
 %% error when the peer already left.
+%% Kept until mustang_http2 calls mustang_transport:socket_info/2.
 -spec socket_info(module(), mustang_transport:socket())
 	-> {ok, {inet:ip_address(), inet:port_number()}, {inet:ip_address(), inet:port_number()},
 		binary() | undefined} | error.
 socket_info(Transport, Socket) ->
-	case {Transport:peername(Socket), Transport:sockname(Socket)} of
-		{{ok, Peer}, {ok, Sock}} ->
-			Cert = case Transport:peercert(Socket) of
-				{ok, Der} -> Der;
-				_ -> undefined
-			end,
-			{ok, Peer, Sock, Cert};
-		_ ->
-			error
-	end.
+	mustang_transport:socket_info(Transport, Socket).

@@ -143,7 +143,7 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 		undefined -> [{active, ActiveN}];
 		Size -> [{active, ActiveN}, {buffer, Size}]
 	end,
-	case {Transport:setopts(Socket, SockOpts), mustang_conn:socket_info(Transport, Socket)} of
+	case {Transport:setopts(Socket, SockOpts), mustang_transport:socket_info(Transport, Socket)} of
 		{ok, {ok, Peer, Sock, Cert}} ->
 			St = #st{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
 				messages = Transport:messages(), opts = Opts, limits = Limits,
@@ -523,42 +523,15 @@ keepalive_allowed(StreamID, Max) -> StreamID < Max.
 
 %% Built once with every key it will have (the router's included), so that
 %% later updates do not grow the map.
-build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme0}, StreamID,
-		#{method := Method, version := Version, path := Path, qs := Qs, host := Host,
-			port := Port0, scheme := TargetScheme, headers := Headers, body := Body}, Mode) ->
-	Scheme = case TargetScheme of undefined -> Scheme0; _ -> TargetScheme end,
-	Port = case Port0 of
-		undefined when Scheme =:= <<"https">> -> 443;
-		undefined -> 80;
-		_ -> Port0
-	end,
+build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme}, StreamID,
+		Request = #{body := Body}, Mode) ->
 	{HasBody, BodyLength} = case Body of
 		none -> {false, 0};
 		{length, N} -> {true, N};
 		chunked -> {true, undefined}
 	end,
-	#{
-		ref => Ref,
-		pid => self(),
-		streamid => StreamID,
-		peer => Peer,
-		sock => Sock,
-		cert => Cert,
-		method => Method,
-		version => Version,
-		scheme => Scheme,
-		host => Host,
-		port => Port,
-		path => Path,
-		qs => Qs,
-		headers => Headers,
-		has_body => HasBody,
-		body_length => BodyLength,
-		mode => Mode,
-		bindings => #{},
-		host_info => undefined,
-		path_info => undefined
-	}.
+	mustang_req:new(#{ref => Ref, pid => self(), streamid => StreamID, peer => Peer, sock => Sock,
+		cert => Cert, scheme => Scheme, mode => Mode}, Request, HasBody, BodyLength).
 
 %% Stopping.
 

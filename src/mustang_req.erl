@@ -80,6 +80,9 @@
 %% Stream handlers.
 -export([cast/2]).
 
+%% Connections.
+-export([new/4]).
+
 -type req() :: #{
 	method := binary(),
 	version := 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2',
@@ -610,6 +613,54 @@ safe(Value) ->
 ok(ok) -> ok;
 ok({error, closed}) -> exit({shutdown, {socket_error, closed}});
 ok({error, Reason}) -> exit({shutdown, {socket_error, Reason}}).
+
+%% The Req of a new stream, for connections: built here, in one place, with
+%% every key it will have (the router's included), so that later updates do
+%% not grow the map. Conn holds ref, pid, streamid, peer, sock, cert, mode
+%% and the connection's scheme; Request what the protocol parsed (method,
+%% version, scheme and port when the target or :scheme gave them, host, path,
+%% qs, headers, and for HTTP/2 extended CONNECT protocol).
+-spec new(map(), map(), boolean(), non_neg_integer() | undefined) -> req().
+new(#{ref := Ref, pid := Pid, streamid := StreamID, peer := Peer, sock := Sock, cert := Cert,
+		scheme := ConnScheme, mode := Mode},
+		Request = #{method := Method, version := Version, host := Host, path := Path, qs := Qs,
+			headers := Headers}, HasBody, BodyLength) ->
+	Scheme = case maps:get(scheme, Request, undefined) of
+		S = <<"http">> -> S;
+		S = <<"https">> -> S;
+		_ -> ConnScheme
+	end,
+	Port = case maps:get(port, Request, undefined) of
+		undefined when Scheme =:= <<"https">> -> 443;
+		undefined -> 80;
+		P -> P
+	end,
+	Req = #{
+		ref => Ref,
+		pid => Pid,
+		streamid => StreamID,
+		peer => Peer,
+		sock => Sock,
+		cert => Cert,
+		method => Method,
+		version => Version,
+		scheme => Scheme,
+		host => Host,
+		port => Port,
+		path => Path,
+		qs => Qs,
+		headers => Headers,
+		has_body => HasBody,
+		body_length => BodyLength,
+		mode => Mode,
+		bindings => #{},
+		host_info => undefined,
+		path_info => undefined
+	},
+	case maps:get(protocol, Request, undefined) of
+		undefined -> Req;
+		Protocol -> Req#{protocol => Protocol}
+	end.
 
 %% Sends Msg to the stream handlers of Req's stream (their info/3), for
 %% stream handlers of the application's own: for example

@@ -7,6 +7,8 @@
 -type messages() :: {OK :: atom(), Closed :: atom(), Error :: atom(), Passive :: atom()}.
 -export_type([socket/0, messages/0]).
 
+-export([socket_info/2]).
+
 -callback name() -> tcp | tls.
 -callback secure() -> boolean().
 -callback messages() -> messages().
@@ -26,3 +28,20 @@
 -callback negotiated_protocol(socket()) -> {ok, binary()} | {error, any()}.
 -callback shutdown(socket(), read | write | read_write) -> ok | {error, atom()}.
 -callback close(socket()) -> ok.
+
+%% What the Req tells of the connection: the peer and local addresses, and
+%% the client certificate (TLS).
+-spec socket_info(module(), socket())
+	-> {ok, {inet:ip_address(), inet:port_number()}, {inet:ip_address(), inet:port_number()},
+		binary() | undefined} | error.
+socket_info(Transport, Socket) ->
+	case {Transport:peername(Socket), Transport:sockname(Socket)} of
+		{{ok, Peer}, {ok, Sock}} ->
+			Cert = case Transport:peercert(Socket) of
+				{ok, Der} -> Der;
+				_ -> undefined
+			end,
+			{ok, Peer, Sock, Cert};
+		_ ->
+			error
+	end.
