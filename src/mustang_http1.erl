@@ -359,8 +359,8 @@ run_stream(St, Stream0 = #stream{run = {M, F, A}, id = StreamID}) ->
 	%% The body is read with recv while the handler runs, so that a process
 	%% the handler gave its Req to can read it too.
 	Stream = case Stream0 of
-		#stream{body = done} -> Stream0#stream{run = undefined};
-		_ -> go_passive(St, Stream0#stream{run = undefined})
+		#stream{body = done} -> Stream0;
+		_ -> go_passive(St, Stream0)
 	end,
 	Key = {self(), StreamID},
 	ok = mustang_inline:enter(Key, mustang_http1_stream, Stream),
@@ -396,9 +396,12 @@ stream_info(St = #st{stream = Stream}, Info, Buffer) ->
 %% body, and either read the next request or close.
 stream_done(St, Stream0 = #stream{child = Child}, Buffer) ->
 	_ = is_pid(Child) andalso is_process_alive(Child) andalso exit(Child, {shutdown, stopped}),
-	Stream1 = mustang_http1_stream:complete(Stream0#stream{child = undefined}),
+	Stream1 = mustang_http1_stream:complete(Stream0),
 	%% Bytes that arrived while the request ran belong after its buffer.
-	Stream2 = Stream1#stream{buffer = <<(Stream1#stream.buffer)/binary, Buffer/binary>>},
+	Stream2 = case Buffer of
+		<<>> -> Stream1;
+		_ -> Stream1#stream{buffer = <<(Stream1#stream.buffer)/binary, Buffer/binary>>}
+	end,
 	case Stream2 of
 		#stream{resp = {switch, Module, Args}, buffer = Rest, dynbuf = DynBuf} ->
 			ok = mustang_http1_stream:chain_terminate(switch_protocol, Stream2),

@@ -293,7 +293,10 @@ inline_info(Info = {read_body, _, Ref, _, Period}, Timeout, Stream0) ->
 	Deadline = erlang:monotonic_time(millisecond) + Period,
 	read_until_reply(Stream, Ref, Deadline, Timeout);
 inline_info(Info, _, Stream0) ->
-	Stream = chain_info(Info, Stream0#stream{sent = ok}),
+	Stream = chain_info(Info, case Stream0 of
+		#stream{sent = ok} -> Stream0;
+		_ -> Stream0#stream{sent = ok}
+	end),
 	{Stream#stream.sent, Stream}.
 
 %% The stream handlers answer the read with a message to this process once

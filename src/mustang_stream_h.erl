@@ -54,11 +54,12 @@
 -spec init(mustang_stream:streamid(), mustang_req:req(), map()) ->
 	{mustang_stream:commands(), #state{}}.
 init(_StreamID, Req = #{pid := Conn, mode := Mode, method := Method, path := Path,
-		headers := Headers}, Opts) ->
-	Env = maps:get(env, Opts, #{}),
-	Middlewares = maps:get(middlewares, Opts, [mustang_router, mustang_handler]),
-	State = #state{conn = Conn, mode = Mode, method = Method, path = Path,
-		peer = maps:get(peer, Req, undefined), ref = maps:get(ref, Req, undefined),
+		headers := Headers, peer := Peer, ref := Ref}, Opts) ->
+	{Env, Middlewares} = case Opts of
+		#{env := E, middlewares := M} -> {E, M};
+		_ -> {maps:get(env, Opts, #{}), maps:get(middlewares, Opts, [mustang_router, mustang_handler])}
+	end,
+	State = #state{conn = Conn, mode = Mode, method = Method, path = Path, peer = Peer, ref = Ref,
 		expect = expects_continue(Headers)},
 	case Mode of
 		inline ->
@@ -197,6 +198,8 @@ exit_result({shutdown, {mustang_request, Result}}) -> Result;
 exit_result({shutdown, _}) -> closed;
 exit_result(Other) -> {crash, exit, Other, []}.
 
+done(ok, State = #state{resp = done}) ->
+	{[stop], State};
 done(Result, State = #state{resp = Resp}) ->
 	{log(Result, State) ++ ending(Result, Resp) ++ [stop], State#state{resp = done}}.
 

@@ -20,6 +20,8 @@
 %% TLS_CERTFILE and TLS_KEYFILE (a self-signed certificate is generated
 %% at start when they are not set). For benchmarks: MUSTANG_ACTIVE_N,
 %% MUSTANG_DYNAMIC_BUFFER ("false" or "Min,Max"), MUSTANG_HIBERNATE (true|false),
+%% MUSTANG_STREAM_HANDLERS (comma-separated modules, e.g.
+%% "mustang_compress_h,mustang_stream_h"),
 %% MUSTANG_SOCKET_BUFFER (bytes: the listeners' socket_opts get {buffer, N},
 %% which bounds each socket read to N bytes and turns the dynamic buffer off).
 -module(mustang_demo).
@@ -105,7 +107,10 @@ tuning_from_env() ->
 				[Min, Max] = string:split(MinMax, ","),
 				{list_to_integer(Min), list_to_integer(Max)}
 		end},
-		{hibernate, "MUSTANG_HIBERNATE", fun list_to_atom/1}
+		{hibernate, "MUSTANG_HIBERNATE", fun list_to_atom/1},
+		{stream_handlers, "MUSTANG_STREAM_HANDLERS", fun(Mods) ->
+			[list_to_atom(M) || M <- string:lexemes(Mods, ",")]
+		end}
 	],
 	maps:from_list([{Key, Parse(Value)} || {Key, Var, Parse} <- Opts, (Value = os:getenv(Var)) =/= false]).
 
