@@ -170,10 +170,8 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 			exit(normal)
 	end.
 
-start_idle_tick(#st{idle_timeout = infinity}) -> ok;
 start_idle_tick(#st{idle_timeout = Timeout}) ->
-	_ = erlang:send_after(max(1, Timeout div 10), self(), {?MODULE, idle_tick}),
-	ok.
+	mustang_conn_chores:start_idle_tick(?MODULE, Timeout).
 
 %% The request timeout is enforced with a deadline and at most one armed
 %% timer: when the timer fires early (the deadline moved), it is re-armed for
@@ -239,26 +237,24 @@ passive(St = #st{stream = #stream{buffer = StreamBuffer}}, Buffer)
 		when byte_size(StreamBuffer) + byte_size(Buffer) > ?MAX_BUFFERED ->
 	loop(St#st{paused = true}, Buffer);
 passive(St = #st{transport = Transport, socket = Socket, active_n = N}, Buffer) ->
-	_ = Transport:setopts(Socket, [{active, N}]),
+	ok = mustang_conn_chores:rearm(Transport, Socket, N),
 	loop(St, Buffer).
 
 update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf}) ->
 	mustang_dynbuf:update_socket(Size, DynBuf, Transport, Socket).
 
-idle_tick(St = #st{received = true}, Buffer) ->
-	start_idle_tick(St),
-	loop(St#st{received = false, idle_ticks = 0}, Buffer);
-idle_tick(St = #st{idle_ticks = Ticks}, _) when Ticks >= 9 ->
-	terminate(St, idle_timeout);
-idle_tick(St = #st{idle_ticks = 0, stream = undefined}, <<>>) ->
-	%% A whole tick without data between requests: give back the heap grown
-	%% while serving the last request (about 13 KiB down to 5 KiB per idle
-	%% connection, bench/idle_memory.sh). Busy connections never get here.
-	start_idle_tick(St),
-	proc_lib:hibernate(?MODULE, loop, [St#st{idle_ticks = 1}, <<>>]);
-idle_tick(St = #st{idle_ticks = Ticks}, Buffer) ->
-	start_idle_tick(St),
-	loop(St#st{idle_ticks = Ticks + 1}, Buffer).
+idle_tick(St = #st{received = Received, idle_ticks = Ticks, stream = Stream}, Buffer) ->
+	case mustang_conn_chores:idle_tick(Received, Ticks, Stream =/= undefined orelse Buffer =/= <<>>) of
+		timeout ->
+			terminate(St, idle_timeout);
+		{hibernate, Ticks2} ->
+			%% About 13 KiB down to 5 KiB per idle connection (bench/idle_memory.sh).
+			start_idle_tick(St),
+			proc_lib:hibernate(?MODULE, loop, [St#st{received = false, idle_ticks = Ticks2}, Buffer]);
+		{continue, Ticks2} ->
+			start_idle_tick(St),
+			loop(St#st{received = false, idle_ticks = Ticks2}, Buffer)
+	end.
 
 request_timeout(St = #st{req_deadline = undefined}, Buffer) ->
 	loop(St, Buffer);
@@ -449,7 +445,7 @@ drain(Socket, OK, Passive, Stream = #stream{buffer = Buffer}) ->
 	end.
 
 go_active(St = #st{transport = Transport, socket = Socket, active_n = N}) ->
-	_ = Transport:setopts(Socket, [{active, N}]),
+	ok = mustang_conn_chores:rearm(Transport, Socket, N),
 	St#st{paused = false}.
 
 %% Reading stopped while a request process ran with much data buffered.
@@ -468,8 +464,7 @@ next_request(St, <<>>) ->
 next_request(St, Buffer) ->
 	parse(St, Buffer).
 
-peer(#st{peer = {IP, Port}}) -> [inet:ntoa(IP), $:, integer_to_list(Port)];
-peer(_) -> "unknown".
+peer(#st{peer = Peer}) -> mustang_conn_chores:peer(Peer).
 
 %% Upgrade: h2c (RFC 7540 3.2; RFC 9113 drops it but curl and others still
 %% use it): only for requests without a body, whose Connection header names
@@ -545,15 +540,8 @@ stop_requested(St, Buffer) ->
 	%% closes the connection because stopping is set.
 	loop(St#st{stopping = true, stream = (St#st.stream)#stream{keepalive = false}}, Buffer).
 
-supervisor_call(which_children, From, #st{child = Child}) when is_pid(Child) ->
-	gen:reply(From, [{mustang_request, Child, worker, [?MODULE]}]);
-supervisor_call(which_children, From, _) ->
-	gen:reply(From, []);
-supervisor_call(count_children, From, #st{child = Child}) ->
-	N = case Child of undefined -> 0; _ -> 1 end,
-	gen:reply(From, [{specs, 1}, {active, N}, {supervisors, 0}, {workers, N}]);
-supervisor_call(_, From, _) ->
-	gen:reply(From, {error, not_supported}).
+supervisor_call(Call, From, #st{child = Child}) ->
+	mustang_conn_chores:supervisor_call(Call, From, [Child || is_pid(Child)], ?MODULE).
 
 %% A request refused before any handler ran: the stream handlers may shape
 %% the response (early_error/5), which ends the connection.
@@ -597,42 +585,22 @@ terminate(St = #st{transport = Transport, socket = Socket, child = Child, stream
 	Transport:close(Socket),
 	exit(exit_reason(Reason)).
 
-%% Closing a socket with unread data makes the kernel send a reset, which can
-%% destroy the response before the client reads it. After our half-close, read
-%% and discard what the client still sends until it closes or linger_timeout
-%% passes (RFC 9112 9.6). Not when the peer is known to be gone.
+%% Lingering after our half-close (mustang_conn_chores:linger/3), but not
+%% when the peer is known to be gone or idle.
 linger(_, closed) -> ok;
 linger(_, {socket_error, _}) -> ok;
-%% Idle connections: the client is not sending anything.
 linger(_, idle) -> ok;
 linger(_, idle_timeout) -> ok;
 linger(#st{stream = undefined}, shutdown) -> ok;
-linger(#st{opts = #{linger_timeout := 0}}, _) -> ok;
-linger(St = #st{opts = #{linger_timeout := Timeout}}, _) ->
-	Deadline = erlang:monotonic_time(millisecond) + Timeout,
-	linger_loop(St, Deadline).
-
-linger_loop(St = #st{socket = Socket, transport = Transport,
-		messages = {OK, Closed, Error, Passive}}, Deadline) ->
-	Wait = max(0, Deadline - erlang:monotonic_time(millisecond)),
-	receive
-		{OK, Socket, _} -> linger_loop(St, Deadline);
-		{Passive, Socket} ->
-			_ = Transport:setopts(Socket, [{active, St#st.active_n}]),
-			linger_loop(St, Deadline);
-		{Closed, Socket} -> ok;
-		{Error, Socket, _} -> ok
-	after Wait ->
-		ok
-	end.
+linger(#st{transport = Transport, socket = Socket, opts = #{linger_timeout := Timeout}}, _) ->
+	mustang_conn_chores:linger(Transport, Socket, Timeout).
 
 %% Ordinary endings are `normal` so that no crash report is written.
 exit_reason(shutdown) -> shutdown;
 exit_reason(_) -> normal.
 
-log(#st{opts = #{logger := Logger}}, Level, Format, Args) ->
-	_ = Logger:Level(Format, Args),
-	ok.
+log(#st{logger = Logger}, Level, Format, Args) ->
+	mustang_conn_chores:log(Logger, Level, Format, Args).
 
 %% sys callbacks.
 

@@ -226,5 +226,4 @@ log({crash, Class, Reason, Stacktrace}, #state{ref = Ref, method = Method, path 
 	[{log, error, "mustang ~p: handler crashed on ~s ~s from ~s: ~0p:~0p~n~p",
 		[Ref, Method, Path, peer(Peer), Class, Reason, Stacktrace]}].
 
-peer({IP, Port}) -> [inet:ntoa(IP), $:, integer_to_list(Port)];
-peer(_) -> "unknown".
+peer(Peer) -> mustang_conn_chores:peer(Peer).

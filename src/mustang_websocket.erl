@@ -275,15 +275,14 @@ start(St0, Buffer) ->
 		_ -> after_call(frames(St2#ws{received = true}, Buffer))
 	end.
 
-start_idle_tick(St = #ws{idle_timeout = infinity}) -> St;
 start_idle_tick(St = #ws{idle_timeout = Timeout}) ->
-	_ = erlang:send_after(max(1, Timeout div 10), self(), {?MODULE, idle_tick}),
+	ok = mustang_conn_chores:start_idle_tick(?MODULE, Timeout),
 	St.
 
 set_active(#ws{socket = undefined}) -> ok;
 set_active(#ws{active = false}) -> ok;
 set_active(#ws{transport = Transport, socket = Socket, active_n = N}) ->
-	Transport:setopts(Socket, [{active, N}]).
+	mustang_conn_chores:rearm(Transport, Socket, N).
 
 %% The loop.
 
@@ -334,16 +333,17 @@ ack(St = #ws{stream = {ConnPid, StreamID}, unacked = Unacked}, Size) ->
 	ConnPid ! {{ConnPid, StreamID}, {flow, Unacked + Size}},
 	St#ws{unacked = 0}.
 
-idle_tick(St = #ws{received = true}) ->
-	loop(start_idle_tick(St#ws{received = false, idle_ticks = 0}));
-idle_tick(St = #ws{idle_ticks = Ticks}) when Ticks >= 9 ->
-	close(send_frames(St#ws{out = [mustang_ws_frame:frame({close, 1000, <<>>}) | St#ws.out]}),
-		timeout);
-idle_tick(St = #ws{idle_ticks = 0}) ->
-	%% A whole tick without data: give back the heap grown while busy.
-	proc_lib:hibernate(?MODULE, loop, [start_idle_tick(St#ws{idle_ticks = 1})]);
-idle_tick(St = #ws{idle_ticks = Ticks}) ->
-	loop(start_idle_tick(St#ws{idle_ticks = Ticks + 1})).
+idle_tick(St = #ws{received = Received, idle_ticks = Ticks}) ->
+	case mustang_conn_chores:idle_tick(Received, Ticks, false) of
+		timeout ->
+			close(send_frames(St#ws{out = [mustang_ws_frame:frame({close, 1000, <<>>}) | St#ws.out]}),
+				timeout);
+		{hibernate, Ticks2} ->
+			proc_lib:hibernate(?MODULE, loop,
+				[start_idle_tick(St#ws{received = false, idle_ticks = Ticks2})]);
+		{continue, Ticks2} ->
+			loop(start_idle_tick(St#ws{received = false, idle_ticks = Ticks2}))
+	end.
 
 %% Incoming bytes: every frame they hold is handled, and the frames the
 %% handler answers with are written with one send at the end.
@@ -643,12 +643,10 @@ exit_reason(normal, {shutdown, _} = Shutdown) -> Shutdown;
 exit_reason(normal, _) -> normal;
 exit_reason(ShutdownReason, _) -> ShutdownReason.
 
-peer(#ws{req = #{peer := {IP, Port}}}) -> [inet:ntoa(IP), $:, integer_to_list(Port)];
-peer(_) -> "unknown".
+peer(#ws{req = Req}) -> mustang_conn_chores:peer(maps:get(peer, Req, undefined)).
 
 log(#ws{logger = Logger}, Level, Format, Args) ->
-	_ = Logger:Level(Format, Args),
-	ok.
+	mustang_conn_chores:log(Logger, Level, Format, Args).
 
 %% sys callbacks (HTTP/1.1: the process is the connection's).
 

@@ -1,0 +1,96 @@
+%% Chores every connection process does the same way, whatever its protocol
+%% (mustang_http1, mustang_http2, mustang_websocket): the idle timeout as a
+%% tick, re-arming {active, N}, lingering before a close, log lines, the
+%% supervisor calls of a process with children, the peer as text. The
+%% dynamic socket buffer has its own module (mustang_dynbuf).
+-module(mustang_conn_chores).
+
+-export([start_idle_tick/2]).
+-export([idle_tick/3]).
+-export([rearm/3]).
+-export([linger/3]).
+-export([log/4]).
+-export([peer/1]).
+-export([supervisor_call/4]).
+
+%% The idle timeout costs no timer per packet: a tick comes every
+%% idle_timeout/10 and the process counts the ticks that saw no data. Tag is
+%% the module's own, so that a tick armed before a protocol switch is not
+%% taken for the new module's.
+-spec start_idle_tick(atom(), timeout()) -> ok.
+start_idle_tick(_, infinity) ->
+	ok;
+start_idle_tick(Tag, Timeout) ->
+	_ = erlang:send_after(max(1, Timeout div 10), self(), {Tag, idle_tick}),
+	ok.
+
+%% What a tick means, given whether data came since the last one, the ticks
+%% counted so far and whether work is in progress (a request, a buffer):
+%% start counting again, count one more, hibernate (the first quiet tick of
+%% an idle connection: give back the heap grown while serving), or time out
+%% (ten quiet ticks).
+-spec idle_tick(boolean(), non_neg_integer(), boolean())
+	-> {continue, non_neg_integer()} | {hibernate, 1} | timeout.
+idle_tick(true, _, _) -> {continue, 0};
+idle_tick(false, Ticks, _) when Ticks >= 9 -> timeout;
+idle_tick(false, 0, false) -> {hibernate, 1};
+idle_tick(false, Ticks, _) -> {continue, Ticks + 1}.
+
+-spec rearm(module(), mustang_transport:socket(), pos_integer()) -> ok.
+rearm(Transport, Socket, ActiveN) ->
+	_ = Transport:setopts(Socket, [{active, ActiveN}]),
+	ok.
+
+%% Closing a socket with unread data makes the kernel send a reset, which can
+%% destroy the last response before the client reads it. After our
+%% half-close, read and discard what the client still sends until it closes
+%% or linger_timeout passes (RFC 9112 9.6, RFC 9113 6.8).
+-spec linger(module(), mustang_transport:socket(), timeout()) -> ok.
+linger(_, _, 0) ->
+	ok;
+linger(Transport, Socket, Timeout) ->
+	_ = Transport:setopts(Socket, [{active, false}]),
+	Deadline = case Timeout of
+		infinity -> infinity;
+		_ -> erlang:monotonic_time(millisecond) + Timeout
+	end,
+	linger_loop(Transport, Socket, Deadline).
+
+linger_loop(Transport, Socket, Deadline) ->
+	Wait = case Deadline of
+		infinity -> infinity;
+		_ -> Deadline - erlang:monotonic_time(millisecond)
+	end,
+	case Wait of
+		W when is_integer(W), W =< 0 ->
+			ok;
+		_ ->
+			case Transport:recv(Socket, 0, Wait) of
+				{ok, _} -> linger_loop(Transport, Socket, Deadline);
+				_ -> ok
+			end
+	end.
+
+%% Log lines go through the `logger' protocol option (a module with
+%% logger's level functions).
+-spec log(module(), logger:level(), io:format(), list()) -> ok.
+log(Logger, Level, Format, Args) ->
+	_ = Logger:Level(Format, Args),
+	ok.
+
+-spec peer({inet:ip_address(), inet:port_number()} | undefined) -> iodata().
+peer({IP, Port}) -> [inet:ntoa(IP), $:, integer_to_list(Port)];
+peer(_) -> "unknown".
+
+%% Connections are supervisors of their request processes for OTP's tools.
+-spec supervisor_call(any(), {pid(), any()}, [pid()], module()) -> ok.
+supervisor_call(which_children, From, Children, Module) ->
+	_ = gen:reply(From, [{mustang_stream, Pid, worker, [Module]} || Pid <- Children]),
+	ok;
+supervisor_call(count_children, From, Children, _) ->
+	N = length(Children),
+	_ = gen:reply(From, [{specs, 1}, {active, N}, {supervisors, 0}, {workers, N}]),
+	ok;
+supervisor_call(_, From, _, _) ->
+	_ = gen:reply(From, {error, not_supported}),
+	ok.
