@@ -92,6 +92,8 @@
 	logger :: module(),
 	%% The first stream handler and its options.
 	chain :: mustang_stream:prepared(),
+	%% Versions of the inline stream state (request_process => false).
+	inline :: mustang_inline:counter() | undefined,
 	peer :: {inet:ip_address(), inet:port_number()} | undefined,
 	sock :: {inet:ip_address(), inet:port_number()} | undefined,
 	cert :: binary() | undefined,
@@ -157,6 +159,10 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 				hibernate = maps:get(hibernate, Opts),
 				logger = maps:get(logger, Opts),
 				chain = mustang_stream:prepare(Opts),
+				inline = case maps:get(request_process, Opts) of
+					false -> mustang_inline:new_counter();
+					true -> undefined
+				end,
 				peer = Peer, sock = Sock, cert = Cert,
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
 				h2c = not Transport:secure() andalso
@@ -358,10 +364,8 @@ run_stream(St, Stream0 = #stream{run = {M, F, A}, id = StreamID}) ->
 		#stream{body = done} -> Stream0;
 		_ -> go_passive(St, Stream0)
 	end,
-	Key = {self(), StreamID},
-	ok = mustang_inline:enter(Key, mustang_http1_stream, Stream),
-	Result = erlang:apply(M, F, A),
-	Stream2 = mustang_inline:leave(Key),
+	{Result, Stream2} = mustang_inline:run(St#st.inline, mustang_http1_stream, Stream, {M, F, A},
+		#{pid => self(), streamid => StreamID}),
 	after_commands(St, mustang_http1_stream:chain_info({run_done, Result}, Stream2), <<>>);
 run_stream(St, Stream) ->
 	after_commands(St, Stream, <<>>).

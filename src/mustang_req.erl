@@ -99,6 +99,7 @@
 	pid := pid(),
 	streamid := pos_integer(),
 	mode := inline | process,
+	inline => undefined | mustang_inline:context(),
 	has_body := boolean(),
 	body_length := non_neg_integer() | undefined,
 	bindings => bindings(),
@@ -310,17 +311,20 @@ read_body(Req, Opts) ->
 	Period = maps:get(period, Opts, 15000),
 	Timeout = maps:get(timeout, Opts, Period + 1000),
 	case read_body_call(Req, Length, Period, Timeout) of
-		{fin, Data} ->
-			{ok, Data, Req};
-		{nofin, Data} ->
-			{more, Data, Req};
-		{error, Reason} ->
+		{{fin, Data}, Req2} ->
+			{ok, Data, Req2};
+		{{nofin, Data}, Req2} ->
+			{more, Data, Req2};
+		{{error, Reason}, _} ->
 			exit({request_error, {read_body, Reason}, 'The request body could not be read.'})
 	end.
 
 read_body_call(Req = #{mode := inline}, Length, Period, Timeout) ->
 	mustang_inline:info(Req, {read_body, self(), make_ref(), Length, Period}, Timeout);
-read_body_call(#{pid := Pid, streamid := StreamID}, Length, Period, Timeout) ->
+read_body_call(Req = #{pid := Pid, streamid := StreamID}, Length, Period, Timeout) ->
+	{read_body_wait(Pid, StreamID, Length, Period, Timeout), Req}.
+
+read_body_wait(Pid, StreamID, Length, Period, Timeout) ->
 	Ref = make_ref(),
 	MRef = monitor(process, Pid),
 	Pid ! {{Pid, StreamID}, {read_body, self(), Ref, Length, Period}},
@@ -440,7 +444,8 @@ inform(_, _, #{has_sent_resp := _}) ->
 inform(Status, Headers, Req) ->
 	check_status(Status),
 	check_headers(Headers),
-	send_info(Req, {inform, Status, Headers}).
+	_ = send_info(Req, {inform, Status, Headers}),
+	ok.
 
 -spec reply(status(), req()) -> req().
 reply(Status, Req) -> reply(Status, #{}, Req).
@@ -457,8 +462,8 @@ reply(_, _, _, #{has_sent_resp := _}) ->
 reply(Status, Headers0, Body, Req) ->
 	check_status(Status),
 	Headers = response_headers(Headers0, Req),
-	ok = send_info(Req, {response, Status, Headers, Body}),
-	Req#{has_sent_resp => true}.
+	Req2 = send_info(Req, {response, Status, Headers, Body}),
+	Req2#{has_sent_resp => true}.
 
 -spec stream_reply(status(), req()) -> req().
 stream_reply(Status, Req) -> stream_reply(Status, #{}, Req).
@@ -471,12 +476,13 @@ stream_reply(_, _, #{has_sent_resp := _}) ->
 stream_reply(Status, Headers0, Req) ->
 	check_status(Status),
 	Headers = response_headers(Headers0, Req),
-	ok = send_info(Req, {headers, Status, Headers}),
-	Req#{has_sent_resp => headers}.
+	Req2 = send_info(Req, {headers, Status, Headers}),
+	Req2#{has_sent_resp => headers}.
 
 -spec stream_body(resp_body(), fin | nofin, req()) -> ok.
 stream_body(Data, IsFin, Req = #{has_sent_resp := headers, mode := inline}) ->
-	ok(mustang_inline:info(Req, {data, IsFin, Data}, infinity));
+	{Result, _} = mustang_inline:info(Req, {data, IsFin, Data}, infinity),
+	ok(Result);
 stream_body(Data, IsFin, #{has_sent_resp := headers, pid := Pid, streamid := StreamID}) ->
 	%% The connection answers once the data is written, or queued within its
 	%% limits: a handler streaming faster than the client reads is held back.
@@ -534,7 +540,8 @@ prefix_lines(IoData, Prefix) ->
 -spec stream_trailers(headers(), req()) -> ok.
 stream_trailers(Trailers, Req = #{has_sent_resp := headers}) ->
 	check_headers(Trailers),
-	send_info(Req, {trailers, Trailers});
+	_ = send_info(Req, {trailers, Trailers}),
+	ok;
 stream_trailers(_, _) ->
 	error({mustang_req, stream_reply_not_called}).
 
@@ -562,8 +569,9 @@ push(Path, Headers, Req = #{version := 'HTTP/2'}, Opts) ->
 	end,
 	check_headers(Headers),
 	#{scheme := Scheme, host := Host, port := Port} = Req,
-	send_info(Req, {push, Method, maps:get(scheme, Opts, Scheme), maps:get(host, Opts, Host),
-		maps:get(port, Opts, Port), iolist_to_binary(Path), maps:get(qs, Opts, <<>>), Headers});
+	_ = send_info(Req, {push, Method, maps:get(scheme, Opts, Scheme), maps:get(host, Opts, Host),
+		maps:get(port, Opts, Port), iolist_to_binary(Path), maps:get(qs, Opts, <<>>), Headers}),
+	ok;
 push(_, _, _, _) ->
 	ok.
 
@@ -655,7 +663,9 @@ new(#{ref := Ref, pid := Pid, streamid := StreamID, peer := Peer, sock := Sock, 
 		mode => Mode,
 		bindings => #{},
 		host_info => undefined,
-		path_info => undefined
+		path_info => undefined,
+		%% The stream state of an inline request (mustang_inline).
+		inline => undefined
 	},
 	case maps:get(protocol, Request, undefined) of
 		undefined -> Req;
@@ -678,7 +688,9 @@ cast(Msg, #{pid := Pid, streamid := StreamID}) ->
 %% process' exit after them); body data is not sent this way, so that a
 %% handler streaming faster than the client reads is held back.
 send_info(Req = #{mode := inline}, Info) ->
-	ok(mustang_inline:info(Req, Info, infinity));
-send_info(#{pid := Pid, streamid := StreamID}, Info) ->
+	{Result, Req2} = mustang_inline:info(Req, Info, infinity),
+	ok = ok(Result),
+	Req2;
+send_info(Req = #{pid := Pid, streamid := StreamID}, Info) ->
 	Pid ! {{Pid, StreamID}, Info},
-	ok.
+	Req.
