@@ -365,7 +365,7 @@ run_stream(St, Stream0 = #stream{run = {M, F, A}, id = StreamID}) ->
 		_ -> go_passive(St, Stream0)
 	end,
 	{Result, Stream2} = mustang_inline:run(St#st.inline, mustang_http1_stream, Stream, {M, F, A},
-		#{pid => self(), streamid => StreamID}),
+		{self(), StreamID}),
 	after_commands(St, mustang_http1_stream:chain_info({run_done, Result}, Stream2), <<>>);
 run_stream(St, Stream) ->
 	after_commands(St, Stream, <<>>).

@@ -57,9 +57,9 @@ new_counter() ->
 
 %% Calls apply(M, F, [Req2 | Args]) with Req2 carrying the stream State;
 %% returns the result and the stream state the handler's calls left.
--spec run(counter(), module(), any(), {module(), atom(), [any()]}, mustang_req:req())
+-spec run(counter(), module(), any(), {module(), atom(), [any()]}, {pid(), pos_integer()})
 	-> {any(), any()}.
-run(Counter, Module, State, {M, F, [Req | Args]}, #{pid := Pid, streamid := StreamID}) ->
+run(Counter, Module, State, {M, F, [Req | Args]}, Key) ->
 	Version = atomics:add_get(Counter, 1, 1),
 	Result = erlang:apply(M, F, [Req#{inline => {Counter, Version, Module, State}} | Args]),
 	case atomics:add_get(Counter, 1, 1) of
@@ -67,7 +67,7 @@ run(Counter, Module, State, {M, F, [Req | Args]}, #{pid := Pid, streamid := Stre
 			%% No call was made.
 			{Result, State};
 		_ ->
-			case ets:take(?TAB, {Pid, StreamID}) of
+			case ets:take(?TAB, Key) of
 				[{_, State2}] -> {Result, State2};
 				[] -> {Result, State}
 			end
