@@ -555,16 +555,8 @@ error_response(St = #st{transport = Transport, socket = Socket, opts = Opts}, St
 	StreamID = St#st.requests + 1,
 	PartialReq = #{ref => St#st.ref, pid => self(), streamid => StreamID, peer => St#st.peer,
 		sock => St#st.sock, cert => St#st.cert},
-	Resp0 = {response, Status, #{<<"content-length">> => <<"0">>}, <<>>},
-	{response, Status2, Headers, Body} = try
-		mustang_stream:early_error(StreamID, {connection_error, Reason,
-			'The request was refused before any handler ran.'}, PartialReq, Resp0, Opts)
-	catch Class:Reason2:Stacktrace ->
-		{log, Level, Format, Args} = mustang_stream:make_error_log(early_error,
-			[StreamID, Reason, PartialReq, Resp0], Class, Reason2, Stacktrace),
-		log(St, Level, Format, Args),
-		Resp0
-	end,
+	{response, Status2, Headers, Body} = mustang_stream:early_error_response(StreamID, Reason,
+		PartialReq, {response, Status, #{<<"content-length">> => <<"0">>}, <<>>}, Opts, St#st.logger),
 	Headers2 = Headers#{<<"content-length">> => integer_to_binary(iolist_size(Body))},
 	_ = Transport:send(Socket, [mustang_http1_stream:head(Status2, Headers2, 'HTTP/1.1', false), Body]),
 	terminate(St, {http_error, Status, Reason}).

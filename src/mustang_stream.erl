@@ -74,6 +74,7 @@
 -export([info/3]).
 -export([terminate/3]).
 -export([early_error/5]).
+-export([early_error_response/6]).
 -export([make_error_log/5]).
 
 -type streamid() :: pos_integer().
@@ -182,6 +183,22 @@ early_error(StreamID, Reason, PartialReq, Resp, Opts) ->
 		[Handler | Tail] ->
 			Handler:early_error(StreamID, Reason, PartialReq, Resp,
 				Opts#{stream_handlers => Tail})
+	end.
+
+%% For connections: the response to send for a request refused before any
+%% handler ran. A stream handler that crashes in early_error/5 is logged
+%% (through Logger) and the response stays what it was.
+-spec early_error_response(streamid(), any(), partial_req(), Resp, map(), module()) -> Resp
+	when Resp :: resp_command().
+early_error_response(StreamID, Reason, PartialReq, Resp, Opts, Logger) ->
+	Error = {connection_error, Reason, 'The request was refused before any handler ran.'},
+	try
+		early_error(StreamID, Error, PartialReq, Resp, Opts)
+	catch Class:Reason2:Stacktrace ->
+		{log, Level, Format, Args} = make_error_log(early_error,
+			[StreamID, Error, PartialReq, Resp], Class, Reason2, Stacktrace),
+		_ = Logger:Level(Format, Args),
+		Resp
 	end.
 
 %% The log command for a stream handler callback that crashed, for the
