@@ -3,8 +3,8 @@
 %% Contract: strict when parsing, lax when building, with one exception below.
 %%
 %% parse_cookie/1 reads a Cookie header value: pairs separated by ";". It returns
-%% {ok, [{Name, Value}]} in the order sent, duplicates kept, or {error, badarg}, and
-%% never crashes. It is as lenient as browsers are about what they actually send:
+%% {ok, [{Name, Value}]} in the order sent, duplicates kept, or
+%% {error, {value_error, 400, Reason}} (mustang_error), and never crashes on a binary. It is as lenient as browsers are about what they actually send:
 %% whitespace around names, values and separators is ignored, empty pairs (";;" or
 %% a trailing ";") are skipped, and values may hold any byte except ";" and control
 %% characters. Names must be non-empty tokens (RFC 9110 5.6.2) and every pair must
@@ -35,6 +35,9 @@
 }.
 -export_type([cookie_opts/0]).
 
+-define(ERROR, {error, {value_error, 400,
+	'The cookie header must be name=value pairs with token names and no control characters. (RFC6265 4.2.1)'}}).
+
 -define(IS_WS(C), (C =:= $\s orelse C =:= $\t)).
 -define(IS_CTL(C), (C < 32 orelse C =:= 127)).
 -define(IS_TCHAR(C), ((C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z)
@@ -45,14 +48,14 @@
 
 %% Parsing.
 
--spec parse_cookie(binary()) -> {ok, [{binary(), binary()}]} | {error, badarg}.
+-spec parse_cookie(binary()) -> {ok, [{binary(), binary()}]} | {error, mustang_error:value_error()}.
 parse_cookie(Bin) when is_binary(Bin) ->
 	cookies(Bin, []);
 parse_cookie(_) ->
-	{error, badarg}.
+	error(badarg).
 
 -spec cookies(binary(), [{binary(), binary()}])
-	-> {ok, [{binary(), binary()}]} | {error, badarg}.
+	-> {ok, [{binary(), binary()}]} | {error, mustang_error:value_error()}.
 cookies(<<C, Rest/binary>>, Acc) when ?IS_WS(C); C =:= $; ->
 	cookies(Rest, Acc);
 cookies(<<>>, Acc) ->
@@ -61,7 +64,7 @@ cookies(Bin, Acc) ->
 	name(Bin, Bin, 0, Acc).
 
 -spec name(binary(), binary(), non_neg_integer(), [{binary(), binary()}])
-	-> {ok, [{binary(), binary()}]} | {error, badarg}.
+	-> {ok, [{binary(), binary()}]} | {error, mustang_error:value_error()}.
 name(<<C, Rest/binary>>, Bin, Len, Acc) when ?IS_TCHAR(C) ->
 	name(Rest, Bin, Len + 1, Acc);
 name(Rest, Bin, Len, Acc) when Len > 0 ->
@@ -71,18 +74,18 @@ name(Rest, Bin, Len, Acc) when Len > 0 ->
 			Rest2 = skip_ws(Rest1),
 			value(Rest2, Rest2, 0, 0, Name, Acc);
 		_ ->
-			{error, badarg}
+			?ERROR
 	end;
 name(_, _, _, _) ->
-	{error, badarg}.
+	?ERROR.
 
 %% Len counts the value's bytes; End is the length without trailing whitespace.
 -spec value(binary(), binary(), non_neg_integer(), non_neg_integer(), binary(),
-	[{binary(), binary()}]) -> {ok, [{binary(), binary()}]} | {error, badarg}.
+	[{binary(), binary()}]) -> {ok, [{binary(), binary()}]} | {error, mustang_error:value_error()}.
 value(<<C, Rest/binary>>, Bin, Len, End, Name, Acc) when ?IS_WS(C) ->
 	value(Rest, Bin, Len + 1, End, Name, Acc);
 value(<<C, _/binary>>, _, _, _, _, _) when ?IS_CTL(C) ->
-	{error, badarg};
+	?ERROR;
 value(<<C, Rest/binary>>, Bin, Len, _, Name, Acc) when C =/= $; ->
 	value(Rest, Bin, Len + 1, Len + 1, Name, Acc);
 value(Rest, Bin, _, End, Name, Acc) ->

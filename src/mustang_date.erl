@@ -5,10 +5,11 @@
 %% parse/1 accepts exactly the three formats a recipient must accept: IMF-fixdate,
 %% the obsolete RFC 850 format and the obsolete asctime format. Day and month names
 %% and "GMT" are case-sensitive, every field has a fixed width, and the date and
-%% time are range checked. It never crashes: it returns {ok, Datetime} or
-%% {error, badarg}. The day name must be a valid one but is not checked against
-%% the date, as recipients are asked to be robust. A leap second (60) is accepted
-%% and reported as 59 so that the result stays a calendar:datetime().
+%% time are range checked. It never crashes on a binary: it returns {ok, Datetime}
+%% or {error, {value_error, 400, Reason}} (mustang_error); a non-binary raises
+%% badarg. The day name must be a valid one but is not checked against the date,
+%% as recipients are asked to be robust. A leap second (60) is accepted and
+%% reported as 59 so that the result stays a calendar:datetime().
 %%
 %% rfc7231/1 and now/0 build IMF-fixdate. The builder trusts its input: it expects
 %% a valid calendar:datetime() with a year in 0..9999.
@@ -20,6 +21,9 @@
 
 %% Parsing.
 -export([parse/1]).
+
+-define(ERROR, {error, {value_error, 400,
+	'A date must be an IMF-fixdate, an RFC 850 date or an asctime date. (RFC9110 5.6.7)'}}).
 
 %% Building.
 
@@ -64,7 +68,7 @@ month(12) -> <<"Dec">>.
 
 %% Parsing.
 
--spec parse(binary()) -> {ok, calendar:datetime()} | {error, badarg}.
+-spec parse(binary()) -> {ok, calendar:datetime()} | {error, mustang_error:value_error()}.
 %% IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
 parse(<<Wday:3/binary, ", ", D1, D2, " ", Mon:3/binary, " ", Y1, Y2, Y3, Y4, " ",
 		H1, H2, ":", Mi1, Mi2, ":", S1, S2, " GMT">>) ->
@@ -79,9 +83,9 @@ parse(<<Wday:3/binary, " ", Mon:3/binary, " ", D1, D2, " ", H1, H2, ":", Mi1, Mi
 parse(Bin) when is_binary(Bin) ->
 	parse_rfc850(Bin);
 parse(_) ->
-	{error, badarg}.
+	error(badarg).
 
--spec parse_rfc850(binary()) -> {ok, calendar:datetime()} | {error, badarg}.
+-spec parse_rfc850(binary()) -> {ok, calendar:datetime()} | {error, mustang_error:value_error()}.
 parse_rfc850(Bin) ->
 	case long_day(Bin) of
 		{ok, <<", ", D1, D2, "-", Mon:3/binary, "-", Y1, Y2, " ", H1, H2, ":", Mi1, Mi2, ":",
@@ -89,7 +93,7 @@ parse_rfc850(Bin) ->
 			check(true, rfc850_year(d2(Y1, Y2)), month_number(Mon), d2(D1, D2),
 				d2(H1, H2), d2(Mi1, Mi2), d2(S1, S2));
 		_ ->
-			{error, badarg}
+			?ERROR
 	end.
 
 %% A two-digit year that would be more than 50 years in the future is taken as the
@@ -161,13 +165,13 @@ d4(_, _, _, _) ->
 
 %% Seconds go up to 60 for a leap second (RFC 9110 5.6.7).
 -spec check(boolean(), Int, Int, Int, Int, Int, Int)
-	-> {ok, calendar:datetime()} | {error, badarg}
+	-> {ok, calendar:datetime()} | {error, mustang_error:value_error()}
 	when Int :: non_neg_integer() | error.
 check(true, Y, Mo, D, H, Mi, S) when is_integer(Y), is_integer(Mo), is_integer(D),
 		is_integer(H), is_integer(Mi), is_integer(S), H =< 23, Mi =< 59, S =< 60 ->
 	case calendar:valid_date(Y, Mo, D) of
 		true -> {ok, {{Y, Mo, D}, {H, Mi, min(S, 59)}}};
-		false -> {error, badarg}
+		false -> ?ERROR
 	end;
 check(_, _, _, _, _, _, _) ->
-	{error, badarg}.
+	?ERROR.

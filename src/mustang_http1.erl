@@ -273,7 +273,8 @@ request_timeout(St = #st{req_deadline = Deadline}, Buffer) ->
 			%% connections are expected to end this way.
 			terminate(St, idle);
 		_ ->
-			error_response(St, 408, request_timeout)
+			error_response(St, 408,
+				'The request head did not arrive within request_timeout. (RFC9110 15.5.9)')
 	end.
 
 %% Parsing requests.
@@ -292,20 +293,23 @@ parse(St = #st{scan_from = ScanFrom, limits = Limits, parse_cache = Cache}, Buff
 				_ -> St
 			end,
 			loop(St2#st{scan_from = ScanFrom2}, Buffer);
-		{error, 400, invalid_http_version} when St#st.requests =:= 0 ->
+		{error, {http_error, 400, Reason = 'The HTTP version must be HTTP/DIGIT.DIGIT. (RFC9112 2.3)'}}
+				when St#st.requests =:= 0 ->
 			%% Bytes that do not even name HTTP (such as an invalid HTTP/2
 			%% preface) get no HTTP/1.1 response, which the peer could not
 			%% read: the connection is closed (RFC 9113 3.4 wants that for a
-			%% bad preface).
+			%% bad preface). The sentence is the codec's invalid-version
+			%% reason (mustang_error_tests checks that they agree).
 			case binary:match(Buffer, <<" HTTP/">>) of
 				nomatch ->
 					log(St, notice, "mustang ~p: ~s sent bytes that are not HTTP; closing",
 						[St#st.ref, peer(St)]),
-					terminate(St, {http_error, 400, not_http});
+					terminate(St, {http_error, 400,
+						'The bytes received are not an HTTP/1.x request. (RFC9113 3.4)'});
 				_ ->
-					error_response(St, 400, invalid_http_version)
+					error_response(St, 400, Reason)
 			end;
-		{error, Status, Reason} ->
+		{error, {http_error, Status, Reason}} ->
 			error_response(St, Status, Reason)
 	end.
 
@@ -551,12 +555,13 @@ supervisor_call(Call, From, #st{child = Child}) ->
 %% the response (early_error/5), which ends the connection.
 -spec error_response(#st{}, 400..599, atom()) -> no_return().
 error_response(St = #st{transport = Transport, socket = Socket, opts = Opts}, Status, Reason) ->
-	log(St, notice, "mustang ~p: ~b response to ~s: ~0p", [St#st.ref, Status, peer(St), Reason]),
+	log(St, notice, "mustang ~p: ~b response to ~s: ~s", [St#st.ref, Status, peer(St), Reason]),
 	StreamID = St#st.requests + 1,
 	PartialReq = #{ref => St#st.ref, pid => self(), streamid => StreamID, peer => St#st.peer,
 		sock => St#st.sock, cert => St#st.cert},
-	{response, Status2, Headers, Body} = mustang_stream:early_error_response(StreamID, Reason,
-		PartialReq, {response, Status, #{<<"content-length">> => <<"0">>}, <<>>}, Opts, St#st.logger),
+	{response, Status2, Headers, Body} = mustang_stream:early_error_response(StreamID,
+		{connection_error, {http_error, Status, Reason}, Reason}, PartialReq,
+		{response, Status, #{<<"content-length">> => <<"0">>}, <<>>}, Opts, St#st.logger),
 	Headers2 = Headers#{<<"content-length">> => integer_to_binary(iolist_size(Body))},
 	_ = Transport:send(Socket, [mustang_http1_stream:head(Status2, Headers2, 'HTTP/1.1', false), Body]),
 	terminate(St, {http_error, Status, Reason}).

@@ -7,8 +7,9 @@
 %% feeds on. The builders trust their input: the connection checks what handlers
 %% give it (mustang_http1:check_headers/1) before calling them.
 %%
-%% Errors have one shape: {error, Status, Reason} where Status is the HTTP
-%% status to answer with and Reason an atom naming the rule that was broken.
+%% Errors have Mustang's one shape (mustang_error, doc/internals/errors.md):
+%% {error, {http_error, Status, Reason}} where Status is the HTTP status to
+%% answer with and Reason a sentence naming the rule broken and its RFC section.
 -module(mustang_http1_codec).
 
 %% Requests.
@@ -66,7 +67,7 @@
 	expect_continue := boolean()
 }.
 
--type parse_error() :: {error, 400 | 408 | 414 | 431 | 501 | 505, atom()}.
+-type parse_error() :: {error, {http_error, 400 | 414 | 431 | 501 | 505, atom()}}.
 
 %% Chunked decoder state: which part of the chunked framing comes next, and
 %% the limit on the size of the trailer section.
@@ -78,6 +79,8 @@
 	| {trailers, binary(), non_neg_integer(), non_neg_integer()}.
 
 -define(P(Name), mustang_pattern:get(Name)).
+
+-define(ERROR(Status, Reason), {error, {http_error, Status, Reason}}).
 
 -define(IS_TOKEN(C),
 	(C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z)
@@ -151,7 +154,7 @@ partial(Rest, Skipped, From, Limits) ->
 		ok ->
 			case bare_lf(Rest, max(0, From - 1)) of
 				false -> {more, Skipped + max(0, byte_size(Rest) - 3)};
-				true -> {error, 400, bare_lf}
+				true -> ?ERROR(400, 'Lines must end with CRLF, not a bare LF. (RFC9112 2.2)')
 			end;
 		Error ->
 			Error
@@ -173,11 +176,11 @@ lf_positions(Rest, From) ->
 skip_empty_lines(<<"\r\n", Rest/bits>>, N, Max) when N < Max ->
 	skip_empty_lines(Rest, N + 1, Max);
 skip_empty_lines(<<"\r\n", _/bits>>, _, _) ->
-	{error, 400, too_many_empty_lines};
+	?ERROR(400, 'More empty lines than max_empty_lines precede the request line. (RFC9112 2.2)');
 skip_empty_lines(<<"\r">>, _, _) ->
 	more;
 skip_empty_lines(<<"\n", _/bits>>, _, _) ->
-	{error, 400, bare_lf};
+	?ERROR(400, 'Lines must end with CRLF, not a bare LF. (RFC9112 2.2)');
 skip_empty_lines(Rest, N, _) ->
 	{ok, 2 * N, Rest}.
 
@@ -192,15 +195,15 @@ check_partial(Rest, #{max_request_line_length := MaxLine, max_method_length := M
 	Size = byte_size(Rest),
 	case mustang_pattern:find(Rest, crlf) of
 		nomatch when Size > MaxLine + 1; Size =:= MaxLine + 1, binary_part(Rest, Size, -1) =/= <<"\r">> ->
-			{error, 414, request_line_too_long};
+			?ERROR(414, 'The request line is longer than max_request_line_length. (RFC9112 3)');
 		nomatch ->
 			check_partial_method(Rest, Size, MaxMethod);
 		{LineEnd, 2} when LineEnd > MaxLine ->
-			{error, 414, request_line_too_long};
+			?ERROR(414, 'The request line is longer than max_request_line_length. (RFC9112 3)');
 		{LineEnd, 2} ->
 			MaxHead = LineEnd + 2 + MaxHeaders * (MaxName + MaxValue + ?MAX_OWS + 3) + 2,
 			if
-				Size > MaxHead -> {error, 431, request_header_fields_too_large};
+				Size > MaxHead -> ?ERROR(431, 'The header section is larger than the header limits allow. (RFC6585 5)');
 				true -> ok
 			end
 	end.
@@ -208,7 +211,7 @@ check_partial(Rest, #{max_request_line_length := MaxLine, max_method_length := M
 check_partial_method(Rest, Size, MaxMethod) ->
 	Scope = min(Size, MaxMethod + 1),
 	case mustang_pattern:find(Rest, sp, 0, Scope) of
-		nomatch when Size > MaxMethod -> {error, 501, method_too_long};
+		nomatch when Size > MaxMethod -> ?ERROR(501, 'The method is longer than max_method_length. (RFC9112 3)');
 		_ -> ok
 	end.
 
@@ -216,7 +219,7 @@ parse_head(Head, Tail, Limits = #{max_request_line_length := MaxLine}, Cache) ->
 	{LineEnd, 2} = mustang_pattern:find(Head, crlf),
 	if
 		LineEnd > MaxLine ->
-			{error, 414, request_line_too_long};
+			?ERROR(414, 'The request line is longer than max_request_line_length. (RFC9112 3)');
 		true ->
 			Line = binary:part(Head, 0, LineEnd),
 			HeaderLines = binary:part(Head, LineEnd + 2, byte_size(Head) - LineEnd - 2),
@@ -244,23 +247,23 @@ cached_headers(HeaderLines, Limits, _) ->
 parse_request_line(Line, #{max_method_length := MaxMethod}) ->
 	case split_sp(Line) of
 		{Method, _} when byte_size(Method) > MaxMethod ->
-			{error, 501, method_too_long};
+			?ERROR(501, 'The method is longer than max_method_length. (RFC9112 3)');
 		{<<>>, _} ->
-			{error, 400, empty_method};
+			?ERROR(400, 'The request line must start with a method. (RFC9112 3)');
 		{Method, Rest} ->
 			case is_token(Method) of
 				false ->
-					{error, 400, invalid_method};
+					?ERROR(400, 'The method must be a token. (RFC9112 3.1)');
 				true ->
 					case split_sp(Rest) of
 						{Target, Version} when Target =/= <<>> ->
 							parse_version(Method, Target, Version);
 						_ ->
-							{error, 400, invalid_request_line}
+							?ERROR(400, 'The request line must be method SP request-target SP HTTP-version. (RFC9112 3)')
 					end
 			end;
 		nomatch ->
-			{error, 400, invalid_request_line}
+			?ERROR(400, 'The request line must be method SP request-target SP HTTP-version. (RFC9112 3)')
 	end.
 
 split_sp(Bin) ->
@@ -272,9 +275,9 @@ split_sp(Bin) ->
 parse_version(Method, Target, <<"HTTP/1.1">>) -> {ok, Method, Target, 'HTTP/1.1'};
 parse_version(Method, Target, <<"HTTP/1.0">>) -> {ok, Method, Target, 'HTTP/1.0'};
 parse_version(_, _, <<"HTTP/", A, ".", B>>) when A >= $0, A =< $9, B >= $0, B =< $9 ->
-	{error, 505, http_version_not_supported};
+	?ERROR(505, 'Only HTTP/1.0 and HTTP/1.1 are supported. (RFC9110 15.6.6)');
 parse_version(_, _, _) ->
-	{error, 400, invalid_http_version}.
+	?ERROR(400, 'The HTTP version must be HTTP/DIGIT.DIGIT. (RFC9112 2.3)').
 
 is_token(<<>>) -> true;
 is_token(<<C, Rest/bits>>) when ?IS_TOKEN(C) -> is_token(Rest);
@@ -286,7 +289,7 @@ is_token(_) -> false.
 parse_headers(<<>>, Acc, _, _) ->
 	{ok, Acc};
 parse_headers(_, _, Count, #{max_headers := Max}) when Count >= Max ->
-	{error, 431, too_many_headers};
+	?ERROR(431, 'There are more header fields than max_headers allows. (RFC6585 5)');
 parse_headers(Data, Acc, Count, Limits) ->
 	case fast_header(Data, Limits) of
 		{ok, Name, Value, Rest} ->
@@ -410,35 +413,35 @@ slow_header(Data, Acc, Count, Limits) ->
 					Error
 			end;
 		nomatch ->
-			{error, 400, invalid_header_line}
+			?ERROR(400, 'A field line must end with CRLF. (RFC9112 2.1)')
 	end.
 
 parse_header_line(<<C, _/bits>>, _) when C =:= $\s; C =:= $\t ->
-	{error, 400, obsolete_line_folding};
+	?ERROR(400, 'Obsolete line folding is refused. (RFC9112 5.2)');
 parse_header_line(Line, #{max_header_name_length := MaxName,
 		max_header_value_length := MaxValue}) ->
 	case mustang_pattern:find(Line, colon) of
 		nomatch ->
-			{error, 400, header_line_without_colon};
+			?ERROR(400, 'A field line must have a colon after the field name. (RFC9112 5)');
 		{0, 1} ->
-			{error, 400, empty_header_name};
+			?ERROR(400, 'A field name must not be empty. (RFC9110 5.1)');
 		{NameLen, 1} when NameLen > MaxName ->
-			{error, 431, header_name_too_long};
+			?ERROR(431, 'A field name is longer than max_header_name_length. (RFC6585 5)');
 		{NameLen, 1} ->
 			case lower_token(binary:part(Line, 0, NameLen)) of
 				error ->
-					{error, 400, invalid_header_name};
+					?ERROR(400, 'A field name must be a token followed by the colon without whitespace. (RFC9112 5.1)');
 				Name ->
 					RawValue = binary:part(Line, NameLen + 1, byte_size(Line) - NameLen - 1),
 					Value = trim(RawValue),
 					if
 						byte_size(Value) > MaxValue;
 								byte_size(RawValue) > byte_size(Value) + ?MAX_OWS ->
-							{error, 431, header_value_too_long};
+							?ERROR(431, 'A field value is longer than max_header_value_length. (RFC6585 5)');
 						true ->
 							case valid_value(Value) of
 								true -> {ok, Name, Value};
-								false -> {error, 400, invalid_header_value}
+								false -> ?ERROR(400, 'A field value must not hold CR, LF, NUL or other control characters. (RFC9110 5.5)')
 							end
 					end
 			end
@@ -532,7 +535,7 @@ cached_host(Version, TargetAuthority, Headers, Cache) ->
 %% Request targets (RFC 9112 3.2): origin-form, absolute-form, and
 %% asterisk-form for OPTIONS. CONNECT (authority-form) is answered with 501.
 parse_target(<<"CONNECT">>, _) ->
-	{error, 501, connect_not_implemented};
+	?ERROR(501, 'The CONNECT method is not implemented. (RFC9110 9.3.6)');
 parse_target(<<"OPTIONS">>, <<"*">>) ->
 	{ok, undefined, undefined, <<"*">>, <<>>};
 parse_target(_, <<"/", _/bits>> = Target) ->
@@ -547,7 +550,7 @@ parse_target(_, Target) ->
 				(S5 bor 32) =:= $s ->
 			absolute_form(<<"https">>, Rest);
 		_ ->
-			{error, 400, invalid_request_target}
+			?ERROR(400, 'The request target must be in origin, absolute or asterisk form. (RFC9112 3.2)')
 	end.
 
 absolute_form(Scheme, Rest) ->
@@ -563,13 +566,13 @@ absolute_form(Scheme, Rest) ->
 			end,
 			split_path(PathQs2, Scheme, Authority);
 		_ ->
-			{error, 400, userinfo_in_target}
+			?ERROR(400, 'The request target must not hold userinfo. (RFC9110 4.2.4)')
 	end.
 
 split_path(Target, Scheme, Authority) ->
 	case valid_target(Target) of
 		false ->
-			{error, 400, invalid_request_target};
+			?ERROR(400, 'The request target must be in origin, absolute or asterisk form. (RFC9112 3.2)');
 		true ->
 			case mustang_pattern:find(Target, qmark) of
 				nomatch ->
@@ -593,10 +596,10 @@ request_host(Version, TargetAuthority, Headers) ->
 		#{<<"host">> := Value} ->
 			case parse_host(Value) of
 				%% Repeated Host fields were joined with ", " (add_header/3).
-				{error, _, _} = HostError ->
+				{error, _} = HostError ->
 					case mustang_pattern:find(Value, comma) of
 						nomatch -> HostError;
-						_ -> {error, 400, multiple_host_headers}
+						_ -> ?ERROR(400, 'A request must not have more than one Host field. (RFC9112 3.2)')
 					end;
 				Host ->
 					Host
@@ -604,26 +607,27 @@ request_host(Version, TargetAuthority, Headers) ->
 		_ when Version =:= 'HTTP/1.0' ->
 			{ok, <<>>, undefined};
 		_ ->
-			{error, 400, missing_host}
+			?ERROR(400, 'An HTTP/1.1 request must have a Host field. (RFC9112 3.2)')
 	end,
 	case {HeaderHost, TargetAuthority} of
 		{{ok, _, _}, undefined} -> HeaderHost;
-		{{ok, _, _}, <<>>} -> {error, 400, empty_authority};
+		{{ok, _, _}, <<>>} -> ?ERROR(400, 'An absolute-form target must have a non-empty authority. (RFC9110 4.2.1)');
 		{{ok, _, _}, Authority} -> parse_host(Authority);
 		{Error, _} -> Error
 	end.
 
 %% A Host header value or an authority: lowercase host and optional port.
--spec parse_host(binary()) -> {ok, binary(), inet:port_number() | undefined} | {error, 400, atom()}.
+-spec parse_host(binary())
+	-> {ok, binary(), inet:port_number() | undefined} | {error, {http_error, 400, atom()}}.
 parse_host(<<"[", _/bits>> = Value) ->
 	case binary:match(Value, [<<"]">>]) of
 		nomatch ->
-			{error, 400, invalid_host};
+			?ERROR(400, 'The Host must be a valid uri-host with an optional port. (RFC9112 3.2)');
 		{Pos, 1} ->
 			Host = binary:part(Value, 0, Pos + 1),
 			case valid_ipv6(binary:part(Host, 1, Pos - 1)) of
 				true -> host_port(lower(Host), binary:part(Value, Pos + 1, byte_size(Value) - Pos - 1));
-				false -> {error, 400, invalid_host}
+				false -> ?ERROR(400, 'The Host must be a valid uri-host with an optional port. (RFC9112 3.2)')
 			end
 	end;
 parse_host(Value) ->
@@ -636,7 +640,7 @@ parse_host(Value) ->
 			end,
 			host_port(Host, PortPart);
 		error ->
-			{error, 400, invalid_host}
+			?ERROR(400, 'The Host must be a valid uri-host with an optional port. (RFC9112 3.2)')
 	end.
 
 %% reg-name (RFC 3986 3.2.2): unreserved, pct-encoded, sub-delims; then
@@ -662,10 +666,10 @@ host_port(Host, <<>>) ->
 host_port(Host, <<":", Port/bits>>) when Port =/= <<>>, byte_size(Port) =< 5 ->
 	case digits(Port, 0) of
 		N when is_integer(N), N =< 65535 -> {ok, Host, N};
-		_ -> {error, 400, invalid_host}
+		_ -> ?ERROR(400, 'The Host must be a valid uri-host with an optional port. (RFC9112 3.2)')
 	end;
 host_port(_, _) ->
-	{error, 400, invalid_host}.
+	?ERROR(400, 'The Host must be a valid uri-host with an optional port. (RFC9112 3.2)').
 
 valid_ipv6(<<>>) -> false;
 valid_ipv6(Bin) -> valid_ipv6_chars(Bin).
@@ -688,9 +692,9 @@ digits(_, _) -> error.
 request_body(Version, Headers) ->
 	case Headers of
 		#{<<"transfer-encoding">> := _, <<"content-length">> := _} ->
-			{error, 400, content_length_with_transfer_encoding};
+			?ERROR(400, 'A request must not have both Transfer-Encoding and Content-Length. (RFC9112 6.1)');
 		#{<<"transfer-encoding">> := _} when Version =:= 'HTTP/1.0' ->
-			{error, 400, transfer_encoding_in_http10};
+			?ERROR(400, 'Transfer-Encoding in an HTTP/1.0 request is refused. (RFC9112 6.1)');
 		#{<<"transfer-encoding">> := TE} ->
 			transfer_encoding(lower(TE));
 		#{<<"content-length">> := CL} ->
@@ -704,8 +708,8 @@ transfer_encoding(<<"chunked">>) ->
 transfer_encoding(TE) ->
 	Codings = [trim(C) || C <- binary:split(TE, <<",">>, [global])],
 	case lists:last(Codings) of
-		<<"chunked">> -> {error, 501, transfer_coding_not_implemented};
-		_ -> {error, 400, chunked_not_last_transfer_coding}
+		<<"chunked">> -> ?ERROR(501, 'Only the chunked transfer coding is implemented. (RFC9112 6.1)');
+		_ -> ?ERROR(400, 'The chunked transfer coding must be the last one applied. (RFC9112 6.3)')
 	end.
 
 content_length(CL) ->
@@ -716,7 +720,7 @@ content_length(CL) ->
 			%% "5, 5" is the same length sent twice (RFC 9110 8.6).
 			case lists:usort([trim(V) || V <- binary:split(CL, <<",">>, [global])]) of
 				[Single] when Single =/= CL -> content_length(Single);
-				_ -> {error, 400, invalid_content_length}
+				_ -> ?ERROR(400, 'The Content-Length must be one non-negative decimal number. (RFC9112 6.3)')
 			end
 	end.
 
@@ -748,7 +752,7 @@ init_chunked(MaxTrailers) ->
 -spec decode_chunked(binary(), chunked_state())
 	-> {more, iodata(), chunked_state()}
 	| {done, iodata(), binary()}
-	| {error, 400 | 431, atom()}.
+	| {error, {http_error, 400 | 431, atom()}}.
 decode_chunked(Data, State) ->
 	decode_chunked(Data, State, []).
 
@@ -770,23 +774,23 @@ decode_chunked(<<"\r">>, {data_crlf, Max}, Acc) ->
 decode_chunked(<<"\n", Rest/bits>>, {data_lf, Max}, Acc) ->
 	decode_chunked(Rest, {size, <<>>, Max}, Acc);
 decode_chunked(_, {DataCrlf, _}, _) when DataCrlf =:= data_crlf; DataCrlf =:= data_lf ->
-	{error, 400, chunk_without_crlf};
+	?ERROR(400, 'Chunk data must be followed by CRLF. (RFC9112 7.1)');
 decode_chunked(Data, {size, Partial, Max}, Acc) ->
 	Line = case Partial of <<>> -> Data; _ -> <<Partial/binary, Data/binary>> end,
 	case mustang_pattern:find(Line, crlf) of
 		nomatch when byte_size(Line) > ?MAX_CHUNK_LINE + 1;
 				byte_size(Line) =:= ?MAX_CHUNK_LINE + 1, binary_part(Line, byte_size(Line), -1) =/= <<"\r">> ->
-			{error, 400, chunk_size_line_too_long};
+			?ERROR(400, 'The chunk-size line is longer than 4096 bytes. (RFC9112 7.1.1)');
 		nomatch ->
 			{more, lists:reverse(Acc), {size, Line, Max}};
 		{Pos, 2} when Pos > ?MAX_CHUNK_LINE ->
-			{error, 400, chunk_size_line_too_long};
+			?ERROR(400, 'The chunk-size line is longer than 4096 bytes. (RFC9112 7.1.1)');
 		{Pos, 2} ->
 			Rest = binary:part(Line, Pos + 2, byte_size(Line) - Pos - 2),
 			case chunk_size(binary:part(Line, 0, Pos), 0, 0) of
 				0 -> decode_chunked(Rest, {trailers, <<>>, 0, Max}, Acc);
 				Size when is_integer(Size) -> decode_chunked(Rest, {data, Size, Max}, Acc);
-				error -> {error, 400, invalid_chunk_size}
+				error -> ?ERROR(400, 'The chunk-size line must be hex digits and valid chunk extensions. (RFC9112 7.1)')
 			end
 	end;
 decode_chunked(Data, {trailers, Partial, Seen, Max}, Acc) ->
@@ -802,14 +806,14 @@ skip_trailers(<<"\r">>, Seen, Max, Acc) ->
 skip_trailers(Buf, Seen, Max, Acc) ->
 	case mustang_pattern:find(Buf, crlf) of
 		nomatch when Seen + byte_size(Buf) > Max ->
-			{error, 431, trailers_too_large};
+			?ERROR(431, 'The trailer section is longer than max_trailer_length. (RFC6585 5)');
 		nomatch ->
 			{more, lists:reverse(Acc), {trailers, Buf, Seen, Max}};
 		{Pos, 2} when Seen + Pos + 2 > Max ->
-			{error, 431, trailers_too_large};
+			?ERROR(431, 'The trailer section is longer than max_trailer_length. (RFC6585 5)');
 		{Pos, 2} ->
 			case valid_trailer(binary:part(Buf, 0, Pos)) of
-				false -> {error, 400, invalid_trailer};
+				false -> ?ERROR(400, 'A trailer field line must be a valid field line. (RFC9112 7.1.2)');
 				true -> skip_trailers(binary:part(Buf, Pos + 2, byte_size(Buf) - Pos - 2),
 					Seen + Pos + 2, Max, Acc)
 			end

@@ -359,7 +359,7 @@ decode_body(Data, Stream = #stream{body = {chunked, State}}) ->
 	case mustang_http1_codec:decode_chunked(Data, State) of
 		{more, Decoded, State2} -> {ok, iolist_to_binary(Decoded), Stream#stream{body = {chunked, State2}}};
 		{done, Decoded, Rest} -> {ok, iolist_to_binary(Decoded), Stream#stream{body = done, buffer = Rest}};
-		{error, Status, Reason} -> {error, {Status, Reason}}
+		{error, Error = {http_error, _, _}} -> {error, Error}
 	end.
 
 %% Unread body: discard it when it is small enough, else close (RFC 9112 9.3).

@@ -1,9 +1,11 @@
 %% HTTP header value parsers (RFC 9110, RFC 9112, RFC 6265, RFC 6455, RFC 7239 practice).
 %%
 %% Contract: strict when parsing. Every parser takes the raw field value and
-%% returns {ok, Value} or {error, Reason}, where Reason is an atom naming the field
-%% (invalid_accept, invalid_host...), or unknown_header from parse/2. Parsers never
-%% crash on any binary: off-spec input is an error, not an exception.
+%% returns {ok, Value} or {error, {value_error, 400, Reason}} (mustang_error,
+%% doc/internals/errors.md), Reason a sentence naming the field and the RFC
+%% section of its grammar; parse/2 of a header it has no parser for gives the
+%% same shape. Parsers never crash on any binary: off-spec input is an error,
+%% not an exception.
 %%
 %% Common rules (RFC 9110 5.6):
 %% - Lists: elements are separated by commas with optional whitespace (SP, HTAB)
@@ -92,7 +94,7 @@
 
 %% Dispatch.
 
--spec parse(binary(), binary()) -> {ok, term()} | {error, atom()}.
+-spec parse(binary(), binary()) -> {ok, term()} | {error, mustang_error:value_error()}.
 parse(<<"accept">>, Value) -> parse_accept(Value);
 parse(<<"accept-charset">>, Value) -> parse_accept_charset(Value);
 parse(<<"accept-encoding">>, Value) -> parse_accept_encoding(Value);
@@ -126,7 +128,7 @@ parse(<<"transfer-encoding">>, Value) -> parse_transfer_encoding(Value);
 parse(<<"upgrade">>, Value) -> parse_upgrade(Value);
 parse(<<"vary">>, Value) -> parse_vary(Value);
 parse(<<"x-forwarded-for">>, Value) -> parse_x_forwarded_for(Value);
-parse(_, _) -> {error, unknown_header}.
+parse(_, _) -> bad(unknown_header).
 
 %% Whether the list-valued header Name of a request (connection, upgrade...)
 %% is there, valid, and names Token (lowercase).
@@ -146,7 +148,7 @@ has_token(Name, Token, Headers) ->
 %% RFC 7231 allowed and Cowboy returns.
 
 -spec parse_accept(binary())
-	-> {ok, [{media_type(), qvalue(), accept_ext()}]} | {error, invalid_accept}.
+	-> {ok, [{media_type(), qvalue(), accept_ext()}]} | {error, mustang_error:value_error()}.
 parse_accept(Bin) ->
 	result(list(Bin, fun media_range/1), invalid_accept).
 
@@ -215,17 +217,17 @@ accept_ext(Bin, MediaType, Q, Acc) ->
 %% Accept-Charset (RFC 9110 12.5.2), Accept-Encoding (12.5.3), Accept-Language (12.5.4).
 
 -spec parse_accept_charset(binary())
-	-> {ok, [{binary(), qvalue()}]} | {error, invalid_accept_charset}.
+	-> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
 parse_accept_charset(Bin) ->
 	result(list(Bin, fun(B) -> weighted(B, fun token_ci/1) end), invalid_accept_charset).
 
 -spec parse_accept_encoding(binary())
-	-> {ok, [{binary(), qvalue()}]} | {error, invalid_accept_encoding}.
+	-> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
 parse_accept_encoding(Bin) ->
 	result(list(Bin, fun(B) -> weighted(B, fun token_ci/1) end), invalid_accept_encoding).
 
 -spec parse_accept_language(binary())
-	-> {ok, [{binary(), qvalue()}]} | {error, invalid_accept_language}.
+	-> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
 parse_accept_language(Bin) ->
 	result(list(Bin, fun(B) -> weighted(B, fun language_range/1) end),
 		invalid_accept_language).
@@ -308,42 +310,42 @@ language_sub(_, _, _, _) ->
 %% Authorization and Proxy-Authorization (RFC 9110 11.6.2, 11.7.2).
 %% credentials = auth-scheme [ 1*SP ( token68 / #auth-param ) ]
 %% Only the Basic (RFC 7617), Bearer (RFC 6750) and Digest (RFC 7616) schemes are
-%% understood; other schemes give {error, unsupported_auth_scheme}.
+%% understood; other schemes give an error too.
 
 -spec parse_authorization(binary())
-	-> {ok, credentials()} | {error, invalid_authorization | unsupported_auth_scheme}.
+	-> {ok, credentials()} | {error, mustang_error:value_error()}.
 parse_authorization(Bin) ->
 	case token_lc(ows(Bin)) of
-		{<<>>, _} -> {error, invalid_authorization};
+		{<<>>, _} -> bad(invalid_authorization);
 		{Scheme, <<$\s, Rest/binary>>} -> credentials(Scheme, skip_sp(Rest));
 		{Scheme, Rest} -> credentials_end(Scheme, ows(Rest))
 	end.
 
 %% A scheme alone is valid syntax, but none of the understood schemes allows it.
 -spec credentials_end(binary(), binary())
-	-> {error, invalid_authorization | unsupported_auth_scheme}.
+	-> {error, mustang_error:value_error()}.
 credentials_end(Scheme, <<>>) when Scheme =/= <<"basic">>, Scheme =/= <<"bearer">>,
 		Scheme =/= <<"digest">> ->
-	{error, unsupported_auth_scheme};
+	bad(unsupported_auth_scheme);
 credentials_end(_, _) ->
-	{error, invalid_authorization}.
+	bad(invalid_authorization).
 
 -spec credentials(binary(), binary())
-	-> {ok, credentials()} | {error, invalid_authorization | unsupported_auth_scheme}.
+	-> {ok, credentials()} | {error, mustang_error:value_error()}.
 credentials(<<"basic">>, Bin) ->
 	result(basic(token68(Bin)), invalid_authorization);
 credentials(<<"bearer">>, Bin) ->
 	case token68(Bin) of
 		{ok, Token} -> {ok, {bearer, Token}};
-		error -> {error, invalid_authorization}
+		error -> bad(invalid_authorization)
 	end;
 credentials(<<"digest">>, Bin) ->
 	case nonempty_list(Bin, fun auth_param/1) of
 		{ok, Params} -> {ok, {digest, Params}};
-		error -> {error, invalid_authorization}
+		error -> bad(invalid_authorization)
 	end;
 credentials(_, _) ->
-	{error, unsupported_auth_scheme}.
+	bad(unsupported_auth_scheme).
 
 %% The user-id may not contain a colon, the password may (RFC 7617 2).
 -spec basic({ok, binary()} | error) -> {ok, {basic, binary(), binary()}} | error.
@@ -403,19 +405,19 @@ auth_param(Bin) ->
 
 %% Connection (RFC 9110 7.6.1): the options are case-insensitive.
 
--spec parse_connection(binary()) -> {ok, [binary(), ...]} | {error, invalid_connection}.
+-spec parse_connection(binary()) -> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_connection(Bin) ->
 	result(nonempty_list(Bin, fun token_ci/1), invalid_connection).
 
 %% Content-Encoding (RFC 9110 8.4) and Content-Language (8.5).
 
 -spec parse_content_encoding(binary())
-	-> {ok, [binary(), ...]} | {error, invalid_content_encoding}.
+	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_content_encoding(Bin) ->
 	result(nonempty_list(Bin, fun token_ci/1), invalid_content_encoding).
 
 -spec parse_content_language(binary())
-	-> {ok, [binary(), ...]} | {error, invalid_content_language}.
+	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_content_language(Bin) ->
 	result(nonempty_list(Bin, fun language_tag/1), invalid_content_language).
 
@@ -424,38 +426,38 @@ parse_content_language(Bin) ->
 %% Empty list elements are not accepted here.
 
 -spec parse_content_length(binary())
-	-> {ok, non_neg_integer()} | {error, invalid_content_length}.
+	-> {ok, non_neg_integer()} | {error, mustang_error:value_error()}.
 parse_content_length(Bin) ->
 	case number(ows(Bin)) of
 		{ok, N, Rest} -> content_length_tail(ows(Rest), N);
-		error -> {error, invalid_content_length}
+		error -> bad(invalid_content_length)
 	end.
 
 -spec content_length_tail(binary(), non_neg_integer())
-	-> {ok, non_neg_integer()} | {error, invalid_content_length}.
+	-> {ok, non_neg_integer()} | {error, mustang_error:value_error()}.
 content_length_tail(<<>>, N) ->
 	{ok, N};
 content_length_tail(<<$,, Rest0/binary>>, N) ->
 	case number(ows(Rest0)) of
 		{ok, N, Rest} -> content_length_tail(ows(Rest), N);
-		_ -> {error, invalid_content_length}
+		_ -> bad(invalid_content_length)
 	end;
 content_length_tail(_, _) ->
-	{error, invalid_content_length}.
+	bad(invalid_content_length).
 
 %% Content-Type (RFC 9110 8.3).
 
--spec parse_content_type(binary()) -> {ok, media_type()} | {error, invalid_content_type}.
+-spec parse_content_type(binary()) -> {ok, media_type()} | {error, mustang_error:value_error()}.
 parse_content_type(Bin) ->
 	case media_type(ows(Bin)) of
 		{ok, {Type, SubType}, Rest0} ->
 			case params(Rest0, []) of
 				{ok, Params, Rest} -> result(at_end({Type, SubType, Params}, Rest),
 					invalid_content_type);
-				error -> {error, invalid_content_type}
+				error -> bad(invalid_content_type)
 			end;
 		error ->
-			{error, invalid_content_type}
+			bad(invalid_content_type)
 	end.
 
 %% type "/" subtype, both lowercased.
@@ -535,41 +537,41 @@ quoted_string(_, _) ->
 
 %% Cookie (RFC 6265 5.4).
 
--spec parse_cookie(binary()) -> {ok, [{binary(), binary()}]} | {error, invalid_cookie}.
+-spec parse_cookie(binary()) -> {ok, [{binary(), binary()}]} | {error, mustang_error:value_error()}.
 parse_cookie(Bin) ->
 	case mustang_cookie:parse_cookie(Bin) of
 		{ok, Cookies} -> {ok, Cookies};
-		{error, _} -> {error, invalid_cookie}
+		{error, _} = Error -> Error
 	end.
 
 %% Date, Expires, If-Modified-Since, If-Unmodified-Since, Last-Modified
 %% (RFC 9110 5.6.7).
 
--spec parse_date(binary()) -> {ok, calendar:datetime()} | {error, invalid_date}.
+-spec parse_date(binary()) -> {ok, calendar:datetime()} | {error, mustang_error:value_error()}.
 parse_date(Bin) ->
 	case mustang_date:parse(trim(Bin)) of
 		{ok, Date} -> {ok, Date};
-		{error, _} -> {error, invalid_date}
+		{error, _} = Error -> Error
 	end.
 
 %% Expect (RFC 9110 10.1.1): only 100-continue is defined, case-insensitively.
 
--spec parse_expect(binary()) -> {ok, continue} | {error, invalid_expect}.
+-spec parse_expect(binary()) -> {ok, continue} | {error, mustang_error:value_error()}.
 parse_expect(Bin) ->
 	case lower(trim(Bin)) of
 		<<"100-continue">> -> {ok, continue};
-		_ -> {error, invalid_expect}
+		_ -> bad(invalid_expect)
 	end.
 
 %% Host (RFC 9110 7.2, RFC 3986 3.2.2): uri-host [ ":" port ]. The host may be
 %% empty (RFC 9112 3.2). It is lowercased; an IP literal keeps its brackets.
 
 -spec parse_host(binary())
-	-> {ok, {binary(), inet:port_number() | undefined}} | {error, invalid_host}.
+	-> {ok, {binary(), inet:port_number() | undefined}} | {error, mustang_error:value_error()}.
 parse_host(Bin) ->
 	case host(trim(Bin)) of
 		{ok, Host, Rest} -> result(port(Rest, Host), invalid_host);
-		error -> {error, invalid_host}
+		error -> bad(invalid_host)
 	end.
 
 -spec host(binary()) -> {ok, binary(), binary()} | error.
@@ -652,11 +654,11 @@ port(_, _) ->
 %% If-Match (RFC 9110 13.1.1), If-None-Match (13.1.2).
 %% "*" / #entity-tag
 
--spec parse_if_match(binary()) -> {ok, '*' | [etag()]} | {error, invalid_if_match}.
+-spec parse_if_match(binary()) -> {ok, '*' | [etag()]} | {error, mustang_error:value_error()}.
 parse_if_match(Bin) ->
 	result(etag_list(Bin), invalid_if_match).
 
--spec parse_if_none_match(binary()) -> {ok, '*' | [etag()]} | {error, invalid_if_none_match}.
+-spec parse_if_none_match(binary()) -> {ok, '*' | [etag()]} | {error, mustang_error:value_error()}.
 parse_if_none_match(Bin) ->
 	result(etag_list(Bin), invalid_if_none_match).
 
@@ -688,7 +690,7 @@ opaque_tag(_, _, _, _) ->
 
 %% If-Range (RFC 9110 13.1.5): entity-tag / HTTP-date.
 
--spec parse_if_range(binary()) -> {ok, etag() | calendar:datetime()} | {error, invalid_if_range}.
+-spec parse_if_range(binary()) -> {ok, etag() | calendar:datetime()} | {error, mustang_error:value_error()}.
 parse_if_range(Bin) ->
 	Trimmed = trim(Bin),
 	case entity_tag(Trimmed) of
@@ -697,32 +699,32 @@ parse_if_range(Bin) ->
 		_ ->
 			case mustang_date:parse(Trimmed) of
 				{ok, Date} -> {ok, Date};
-				{error, _} -> {error, invalid_if_range}
+				{error, _} -> bad(invalid_if_range)
 			end
 	end.
 
 %% Max-Forwards (RFC 9110 7.6.2).
 
--spec parse_max_forwards(binary()) -> {ok, non_neg_integer()} | {error, invalid_max_forwards}.
+-spec parse_max_forwards(binary()) -> {ok, non_neg_integer()} | {error, mustang_error:value_error()}.
 parse_max_forwards(Bin) ->
 	case number(trim(Bin)) of
 		{ok, N, <<>>} -> {ok, N};
-		_ -> {error, invalid_max_forwards}
+		_ -> bad(invalid_max_forwards)
 	end.
 
 %% Range (RFC 9110 14.2): ranges-specifier = range-unit "=" range-set.
 %% Byte ranges are {First, Last}, {First, infinity} or -SuffixLength; other units
 %% are returned with their range-set unparsed.
 
--spec parse_range(binary()) -> {ok, range()} | {error, invalid_range}.
+-spec parse_range(binary()) -> {ok, range()} | {error, mustang_error:value_error()}.
 parse_range(Bin) ->
 	case token_lc(trim(Bin)) of
 		{<<>>, _} ->
-			{error, invalid_range};
+			bad(invalid_range);
 		{Unit, <<$=, Rest/binary>>} ->
 			result(range_set(Unit, Rest), invalid_range);
 		_ ->
-			{error, invalid_range}
+			bad(invalid_range)
 	end.
 
 -spec range_set(binary(), binary()) -> {ok, range()} | error.
@@ -780,7 +782,7 @@ other_range(_, _, _) ->
 
 -spec parse_sec_websocket_extensions(binary())
 	-> {ok, [{binary(), [{binary(), binary()} | binary()]}, ...]}
-	| {error, invalid_sec_websocket_extensions}.
+	| {error, mustang_error:value_error()}.
 parse_sec_websocket_extensions(Bin) ->
 	result(nonempty_list(Bin, fun ws_extension/1), invalid_sec_websocket_extensions).
 
@@ -819,7 +821,7 @@ ws_extension_param(Bin, Name, Acc) ->
 %% compared case-sensitively by browsers, so their case is kept.
 
 -spec parse_sec_websocket_protocol(binary())
-	-> {ok, [binary(), ...]} | {error, invalid_sec_websocket_protocol}.
+	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_sec_websocket_protocol(Bin) ->
 	result(nonempty_list(Bin, fun token_cs/1), invalid_sec_websocket_protocol).
 
@@ -827,17 +829,17 @@ parse_sec_websocket_protocol(Bin) ->
 %% leading zeros.
 
 -spec parse_sec_websocket_version(binary())
-	-> {ok, 0..255} | {error, invalid_sec_websocket_version}.
+	-> {ok, 0..255} | {error, mustang_error:value_error()}.
 parse_sec_websocket_version(Bin) ->
 	case trim(Bin) of
 		<<$0>> -> {ok, 0};
 		<<C, _/binary>> = Trimmed when C >= $1, C =< $9, byte_size(Trimmed) =< 3 ->
 			case number(Trimmed) of
 				{ok, N, <<>>} when N =< 255 -> {ok, N};
-				_ -> {error, invalid_sec_websocket_version}
+				_ -> bad(invalid_sec_websocket_version)
 			end;
 		_ ->
-			{error, invalid_sec_websocket_version}
+			bad(invalid_sec_websocket_version)
 	end.
 
 %% TE (RFC 9110 10.1.4):
@@ -846,7 +848,7 @@ parse_sec_websocket_version(Bin) ->
 %% transfer-parameter = token BWS "=" BWS token
 %% Transfer parameters are checked and dropped.
 
--spec parse_te(binary()) -> {ok, [{binary(), qvalue()}]} | {error, invalid_te}.
+-spec parse_te(binary()) -> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
 parse_te(Bin) ->
 	result(list(Bin, fun t_coding/1), invalid_te).
 
@@ -879,7 +881,7 @@ t_coding_param(Bin, Coding) ->
 
 %% Trailer (RFC 9110 6.6.2): 1#field-name, lowercased.
 
--spec parse_trailer(binary()) -> {ok, [binary(), ...]} | {error, invalid_trailer}.
+-spec parse_trailer(binary()) -> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_trailer(Bin) ->
 	result(nonempty_list(Bin, fun token_ci/1), invalid_trailer).
 
@@ -887,14 +889,14 @@ parse_trailer(Bin) ->
 %% use has any, and this field is where request smuggling starts.
 
 -spec parse_transfer_encoding(binary())
-	-> {ok, [binary(), ...]} | {error, invalid_transfer_encoding}.
+	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_transfer_encoding(Bin) ->
 	result(nonempty_list(Bin, fun token_ci/1), invalid_transfer_encoding).
 
 %% Upgrade (RFC 9110 7.8): protocol = protocol-name ["/" protocol-version],
 %% lowercased as recipients compare them case-insensitively.
 
--spec parse_upgrade(binary()) -> {ok, [binary(), ...]} | {error, invalid_upgrade}.
+-spec parse_upgrade(binary()) -> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_upgrade(Bin) ->
 	result(nonempty_list(Bin, fun protocol/1), invalid_upgrade).
 
@@ -914,7 +916,7 @@ protocol(Bin) ->
 
 %% Vary (RFC 9110 12.5.5): #( "*" / field-name ), lowercased.
 
--spec parse_vary(binary()) -> {ok, [binary()]} | {error, invalid_vary}.
+-spec parse_vary(binary()) -> {ok, [binary()]} | {error, mustang_error:value_error()}.
 parse_vary(Bin) ->
 	result(list(Bin, fun token_ci/1), invalid_vary).
 
@@ -922,7 +924,7 @@ parse_vary(Bin) ->
 %% any run of visible characters other than a comma.
 
 -spec parse_x_forwarded_for(binary())
-	-> {ok, [binary(), ...]} | {error, invalid_x_forwarded_for}.
+	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_x_forwarded_for(Bin) ->
 	result(nonempty_list(Bin, fun forwarded_node/1), invalid_x_forwarded_for).
 
@@ -1040,9 +1042,73 @@ number(Rest, Acc) ->
 
 %% Helpers.
 
--spec result({ok, Value} | error, Reason) -> {ok, Value} | {error, Reason}.
+-spec result({ok, Value} | error, atom()) -> {ok, Value} | {error, mustang_error:value_error()}.
 result({ok, Value}, _) -> {ok, Value};
-result(error, Reason) -> {error, Reason}.
+result(error, Field) -> bad(Field).
+
+%% The error for a value that does not parse: one sentence per field, naming
+%% the RFC section of its grammar (doc/internals/errors.md).
+-spec bad(atom()) -> {error, mustang_error:value_error()}.
+bad(Field) ->
+	{error, {value_error, 400, reason(Field)}}.
+
+-spec reason(atom()) -> atom().
+reason(invalid_accept) ->
+	'The accept header must be a list of media ranges. (RFC9110 12.5.1)';
+reason(invalid_accept_charset) ->
+	'The accept-charset header must be a list of charsets with optional weights. (RFC9110 12.5.2)';
+reason(invalid_accept_encoding) ->
+	'The accept-encoding header must be a list of codings with optional weights. (RFC9110 12.5.3)';
+reason(invalid_accept_language) ->
+	'The accept-language header must be a list of language ranges with optional weights. (RFC9110 12.5.4)';
+reason(invalid_authorization) ->
+	'The authorization header must be a scheme and valid credentials. (RFC9110 11.6.2)';
+reason(unsupported_auth_scheme) ->
+	'Only the basic, bearer and digest authentication schemes are understood. (RFC9110 11.1)';
+reason(invalid_connection) ->
+	'The connection header must be a non-empty list of tokens. (RFC9110 7.6.1)';
+reason(invalid_content_encoding) ->
+	'The content-encoding header must be a non-empty list of codings. (RFC9110 8.4)';
+reason(invalid_content_language) ->
+	'The content-language header must be a non-empty list of language tags. (RFC9110 8.5)';
+reason(invalid_content_length) ->
+	'The content-length header must be one non-negative decimal number. (RFC9110 8.6)';
+reason(invalid_content_type) ->
+	'The content-type header must be a media type with optional parameters. (RFC9110 8.3)';
+reason(invalid_expect) ->
+	'The expect header must be 100-continue. (RFC9110 10.1.1)';
+reason(invalid_host) ->
+	'The host header must be a uri-host with an optional port. (RFC9110 7.2)';
+reason(invalid_if_match) ->
+	'The if-match header must be * or a list of entity tags. (RFC9110 13.1.1)';
+reason(invalid_if_none_match) ->
+	'The if-none-match header must be * or a list of entity tags. (RFC9110 13.1.2)';
+reason(invalid_if_range) ->
+	'The if-range header must be an entity tag or a date. (RFC9110 13.1.5)';
+reason(invalid_max_forwards) ->
+	'The max-forwards header must be a non-negative decimal number. (RFC9110 7.6.2)';
+reason(invalid_range) ->
+	'The range header must be a range unit and a list of ranges. (RFC9110 14.2)';
+reason(invalid_sec_websocket_extensions) ->
+	'The sec-websocket-extensions header must be a non-empty list of extensions. (RFC6455 9.1)';
+reason(invalid_sec_websocket_protocol) ->
+	'The sec-websocket-protocol header must be a non-empty list of tokens. (RFC6455 11.3.4)';
+reason(invalid_sec_websocket_version) ->
+	'The sec-websocket-version header must be a number from 0 to 255. (RFC6455 11.3.5)';
+reason(invalid_te) ->
+	'The te header must be a list of transfer codings with optional weights. (RFC9110 10.1.4)';
+reason(invalid_trailer) ->
+	'The trailer header must be a non-empty list of field names. (RFC9110 6.6.2)';
+reason(invalid_transfer_encoding) ->
+	'The transfer-encoding header must be a non-empty list of codings. (RFC9112 6.1)';
+reason(invalid_upgrade) ->
+	'The upgrade header must be a non-empty list of protocols. (RFC9110 7.8)';
+reason(invalid_vary) ->
+	'The vary header must be * or a list of field names. (RFC9110 12.5.5)';
+reason(invalid_x_forwarded_for) ->
+	'The x-forwarded-for header must be a non-empty list of nodes. (RFC7239 6)';
+reason(unknown_header) ->
+	'There is no parser for this header. (Mustang unknown_header)'.
 
 -spec at_end(Value, binary()) -> {ok, Value} | error.
 at_end(Value, Rest) ->

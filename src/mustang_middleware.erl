@@ -72,6 +72,10 @@ request_process(Req, Env, Middlewares) ->
 %% The status answered for a request_error result when nothing was sent yet.
 -spec request_error_status(any()) -> 400..599.
 request_error_status({read_body, timeout}) -> 408;
-request_error_status({read_body, {Status, _}}) -> Status;
+%% A request body that does not decode (mustang_http1_codec:decode_chunked/2).
+request_error_status({read_body, {http_error, Status, _}}) -> Status;
 request_error_status({read_urlencoded_body, too_large}) -> 413;
+%% Values that do not parse (mustang_error): the status they carry.
+request_error_status({_, {value_error, Status, _}}) -> Status;
+request_error_status({header, _, {value_error, Status, _}}) -> Status;
 request_error_status(_) -> 400.

@@ -2,7 +2,9 @@
 %%
 %% Contract: strict when parsing, lax when building.
 %%
-%% The parsers return {ok, Value} or {error, Reason} and never crash on any binary.
+%% The parsers return {ok, Value} or {error, {value_error, 400, Reason}} (mustang_error,
+%% doc/internals/errors.md) and never crash on any binary; arguments of the wrong
+%% type (not a binary, a negative max_keys) raise badarg.
 %% A "%" that is not followed by two hexadecimal digits is an error. Other bytes
 %% are taken as they are: checking which characters may appear in a request-target
 %% is the HTTP parser's job.
@@ -32,35 +34,35 @@
 
 %% Parsing.
 
--spec parse_qs(binary()) -> {ok, qs()} | {error, badarg}.
+-spec parse_qs(binary()) -> {ok, qs()} | {error, mustang_error:value_error()}.
 parse_qs(Qs) ->
 	parse_qs_limited(Qs, infinity).
 
 %% MaxKeys bounds the number of pairs; the input is not scanned past the first
 %% pair over the limit.
 -spec parse_qs_limited(binary(), non_neg_integer() | infinity)
-	-> {ok, qs()} | {error, badarg | too_many_keys}.
+	-> {ok, qs()} | {error, mustang_error:value_error()}.
 parse_qs_limited(Qs, MaxKeys) when is_binary(Qs), MaxKeys =:= infinity;
 		is_binary(Qs), is_integer(MaxKeys), MaxKeys >= 0 ->
 	pairs(Qs, MaxKeys, []);
 parse_qs_limited(_, _) ->
-	{error, badarg}.
+	error(badarg).
 
 -spec pairs(binary(), non_neg_integer() | infinity, qs())
-	-> {ok, qs()} | {error, badarg | too_many_keys}.
+	-> {ok, qs()} | {error, mustang_error:value_error()}.
 pairs(<<>>, _, Acc) ->
 	{ok, lists:reverse(Acc)};
 pairs(<<$&, Rest/binary>>, Left, Acc) ->
 	pairs(Rest, Left, Acc);
 pairs(_, 0, _) ->
-	{error, too_many_keys};
+	{error, {value_error, 400, 'The query string has more pairs than max_keys allows. (Mustang max_keys)'}};
 pairs(Qs, Left, Acc) ->
 	key(Qs, Qs, 0, false, Left, Acc).
 
 %% Scans the key, remembering whether it holds anything to decode. Most keys and
 %% values do not: they are returned as sub-binaries, without copying.
 -spec key(binary(), binary(), non_neg_integer(), boolean(), non_neg_integer() | infinity, qs())
-	-> {ok, qs()} | {error, badarg | too_many_keys}.
+	-> {ok, qs()} | {error, mustang_error:value_error()}.
 key(<<$=, Rest/binary>>, Qs, Len, Decode, Left, Acc) ->
 	case form_decode(binary:part(Qs, 0, Len), Decode) of
 		{ok, Key} -> value(Rest, Rest, 0, false, Key, Left, Acc);
@@ -76,7 +78,7 @@ key(<<_, Rest/binary>>, Qs, Len, Decode, Left, Acc) ->
 	key(Rest, Qs, Len + 1, Decode, Left, Acc).
 
 -spec key_only(binary(), binary(), boolean(), non_neg_integer() | infinity, qs())
-	-> {ok, qs()} | {error, badarg | too_many_keys}.
+	-> {ok, qs()} | {error, mustang_error:value_error()}.
 key_only(Rest, Key0, Decode, Left, Acc) ->
 	case form_decode(Key0, Decode) of
 		{ok, Key} -> pairs(Rest, decrement(Left), [{Key, true} | Acc]);
@@ -84,7 +86,7 @@ key_only(Rest, Key0, Decode, Left, Acc) ->
 	end.
 
 -spec value(binary(), binary(), non_neg_integer(), boolean(), binary(),
-	non_neg_integer() | infinity, qs()) -> {ok, qs()} | {error, badarg | too_many_keys}.
+	non_neg_integer() | infinity, qs()) -> {ok, qs()} | {error, mustang_error:value_error()}.
 value(<<$&, Rest/binary>>, Bin, Len, Decode, Key, Left, Acc) ->
 	pair(Rest, Key, binary:part(Bin, 0, Len), Decode, Left, Acc);
 value(<<>>, Bin, _, Decode, Key, Left, Acc) ->
@@ -95,7 +97,7 @@ value(<<_, Rest/binary>>, Bin, Len, Decode, Key, Left, Acc) ->
 	value(Rest, Bin, Len + 1, Decode, Key, Left, Acc).
 
 -spec pair(binary(), binary(), binary(), boolean(), non_neg_integer() | infinity, qs())
-	-> {ok, qs()} | {error, badarg | too_many_keys}.
+	-> {ok, qs()} | {error, mustang_error:value_error()}.
 pair(Rest, Key, Value0, Decode, Left, Acc) ->
 	case form_decode(Value0, Decode) of
 		{ok, Value} -> pairs(Rest, decrement(Left), [{Key, Value} | Acc]);
@@ -106,25 +108,25 @@ pair(Rest, Key, Value0, Decode, Left, Acc) ->
 decrement(infinity) -> infinity;
 decrement(N) -> N - 1.
 
--spec form_decode(binary(), boolean()) -> {ok, binary()} | {error, badarg}.
+-spec form_decode(binary(), boolean()) -> {ok, binary()} | {error, mustang_error:value_error()}.
 form_decode(Bin, false) -> {ok, Bin};
 form_decode(Bin, true) -> decode(Bin, Bin, 0, true, <<>>).
 
--spec urldecode(binary()) -> {ok, binary()} | {error, badarg}.
+-spec urldecode(binary()) -> {ok, binary()} | {error, mustang_error:value_error()}.
 urldecode(Bin) when is_binary(Bin) ->
 	decode(Bin, Bin, 0, false, <<>>);
 urldecode(_) ->
-	{error, badarg}.
+	error(badarg).
 
 %% Copies runs of plain bytes at once: Run is where the current run starts and Len
 %% its length so far. With Plus, "+" decodes to a space.
 -spec decode(binary(), binary(), non_neg_integer(), boolean(), binary())
-	-> {ok, binary()} | {error, badarg}.
+	-> {ok, binary()} | {error, mustang_error:value_error()}.
 decode(<<$%, H, L, Rest/binary>>, Run, Len, Plus, Acc) when ?IS_HEX(H), ?IS_HEX(L) ->
 	Byte = unhex(H) * 16 + unhex(L),
 	decode(Rest, Rest, 0, Plus, <<Acc/binary, (binary:part(Run, 0, Len))/binary, Byte>>);
 decode(<<$%, _/binary>>, _, _, _, _) ->
-	{error, badarg};
+	{error, {value_error, 400, 'A "%" must be followed by two hexadecimal digits. (RFC3986 2.1)'}};
 decode(<<$+, Rest/binary>>, Run, Len, true, Acc) ->
 	decode(Rest, Rest, 0, true, <<Acc/binary, (binary:part(Run, 0, Len))/binary, $\s>>);
 decode(<<_, Rest/binary>>, Run, Len, Plus, Acc) ->

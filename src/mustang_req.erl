@@ -156,8 +156,8 @@ qs(#{qs := Qs}) -> Qs.
 parse_qs(#{qs := Qs}) ->
 	case mustang_qs:parse_qs(Qs) of
 		{ok, List} -> List;
-		{error, Reason} ->
-			exit({request_error, {parse_qs, Reason}, 'The query string is malformed.'})
+		{error, Error = {value_error, _, Text}} ->
+			exit({request_error, {parse_qs, Error}, Text})
 	end.
 
 -spec match_qs(fields(), req()) -> map().
@@ -232,8 +232,8 @@ parse_header(Name, #{headers := Headers}, Default) ->
 		#{Name := Value} ->
 			case mustang_http_hd:parse(Name, Value) of
 				{ok, Parsed} -> Parsed;
-				{error, Reason} ->
-					exit({request_error, {header, Name, Reason}, 'A request header is malformed.'})
+				{error, Error = {value_error, _, Text}} ->
+					exit({request_error, {header, Name, Error}, Text})
 			end;
 		_ ->
 			Default
@@ -361,9 +361,8 @@ read_urlencoded_body(Req, Opts) ->
 		{ok, Body, Req2} ->
 			case mustang_qs:parse_qs_limited(Body, maps:get(max_keys, Opts, 1000)) of
 				{ok, List} -> {ok, List, Req2};
-				{error, Reason} ->
-					exit({request_error, {read_urlencoded_body, Reason},
-						'The urlencoded body is malformed or has too many keys.'})
+				{error, Error = {value_error, _, Text}} ->
+					exit({request_error, {read_urlencoded_body, Error}, Text})
 			end;
 		{more, _, _} ->
 			exit({request_error, {read_urlencoded_body, too_large},

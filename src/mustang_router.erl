@@ -541,7 +541,7 @@ percent_decode(Segment) ->
 		_ ->
 			case mustang_qs:urldecode(Segment) of
 				{ok, Decoded} -> {ok, Decoded};
-				{error, badarg} -> error
+				{error, _} -> error
 			end
 	end.
 

@@ -188,10 +188,9 @@ early_error(StreamID, Reason, PartialReq, Resp, Opts) ->
 %% For connections: the response to send for a request refused before any
 %% handler ran. A stream handler that crashes in early_error/5 is logged
 %% (through Logger) and the response stays what it was.
--spec early_error_response(streamid(), any(), partial_req(), Resp, map(), module()) -> Resp
+-spec early_error_response(streamid(), reason(), partial_req(), Resp, map(), module()) -> Resp
 	when Resp :: resp_command().
-early_error_response(StreamID, Reason, PartialReq, Resp, Opts, Logger) ->
-	Error = {connection_error, Reason, 'The request was refused before any handler ran.'},
+early_error_response(StreamID, Error, PartialReq, Resp, Opts, Logger) ->
 	try
 		early_error(StreamID, Error, PartialReq, Resp, Opts)
 	catch Class:Reason2:Stacktrace ->

@@ -11,11 +11,12 @@
 %%   State0 = init(),
 %%   {ok, State1} = validate(Piece1, State0), ...,
 %%   ok = finish(StateN)                   at the end of the message.
-%% validate/2 returns {error, badencoding} as soon as the bytes seen so far
+%% validate/2 returns {error, Error} as soon as the bytes seen so far
 %% cannot start a valid text: overlong forms, surrogates (U+D800-DFFF), code
 %% points above U+10FFFF, bytes C0, C1, F5-FF, stray continuation bytes, and
 %% an incomplete sequence that could not be completed. finish/1 returns
-%% {error, badencoding} when the message ends inside a sequence.
+%% {error, Error} when the message ends inside a sequence. Error is the
+%% Websocket error {ws_error, 1007, Reason} (mustang_error).
 %% validate/1 checks one whole text.
 %%
 %% How (figures in doc/internals/websocket_codecs.md, measured with
@@ -40,19 +41,21 @@
 %% The incomplete trailing sequence of the text seen so far (<<>>: none).
 -opaque state() :: binary().
 
+-define(ERROR, {error, {ws_error, 1007, 'Text messages must be valid UTF-8. (RFC6455 8.1)'}}).
+
 -spec init() -> state().
 init() ->
 	<<>>.
 
 %% A whole text.
--spec validate(binary()) -> ok | {error, badencoding}.
+-spec validate(binary()) -> ok | {error, mustang_error:ws_error()}.
 validate(Bin) ->
 	case validate(Bin, <<>>) of
 		{ok, <<>>} -> ok;
-		_ -> {error, badencoding}
+		_ -> ?ERROR
 	end.
 
--spec validate(binary(), state()) -> {ok, state()} | {error, badencoding}.
+-spec validate(binary(), state()) -> {ok, state()} | {error, mustang_error:ws_error()}.
 validate(Bin, <<>>) ->
 	ascii(Bin);
 validate(Bin, Partial) ->
@@ -63,15 +66,15 @@ validate(Bin, Partial) ->
 		<<More:Missing/binary, Rest/bits>> ->
 			case <<Partial/binary, More/binary>> of
 				<<_/utf8>> -> ascii(Rest);
-				_ -> {error, badencoding}
+				_ -> ?ERROR
 			end;
 		_ ->
 			partial(<<Partial/binary, Bin/binary>>)
 	end.
 
--spec finish(state()) -> ok | {error, badencoding}.
+-spec finish(state()) -> ok | {error, mustang_error:ws_error()}.
 finish(<<>>) -> ok;
-finish(_) -> {error, badencoding}.
+finish(_) -> ?ERROR.
 
 %% ASCII fast path, 8 bytes then 1 byte at a time.
 ascii(<<A:32, B:32, Rest/bits>>) when (A bor B) band 16#80808080 =:= 0 ->
@@ -84,7 +87,7 @@ ascii(Bin) ->
 	case unicode:characters_to_binary(Bin, utf8, utf8) of
 		Valid when is_binary(Valid) -> {ok, <<>>};
 		{incomplete, _, Partial} -> partial(Partial);
-		{error, _, _} -> {error, badencoding}
+		{error, _, _} -> ?ERROR
 	end.
 
 %% A trailing incomplete sequence is kept only if some continuation could
@@ -92,7 +95,7 @@ ascii(Bin) ->
 partial(Bin) ->
 	case is_prefix(Bin) of
 		true -> {ok, Bin};
-		false -> {error, badencoding}
+		false -> ?ERROR
 	end.
 
 is_prefix(<<A>>) -> A >= 16#C2 andalso A =< 16#F4;

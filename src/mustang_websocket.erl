@@ -378,7 +378,7 @@ frames(St = #ws{frame = FrameSt}, Data) ->
 			remote_close(St, 1000, remote);
 		{frame, {close, Code, Reason}, _, _} ->
 			remote_close(St, Code, {remote, Code, Reason});
-		{error, Code, Reason} ->
+		{error, {ws_error, Code, Reason}} ->
 			protocol_error(St, Code, Reason)
 	end.
 
@@ -388,10 +388,8 @@ message_piece(St, Type, true, Fin, Payload) ->
 	case mustang_ws_deflate:inflate(Payload, Fin, St#ws.deflate, St#ws.max_frame_size) of
 		{ok, Inflated, Deflate} ->
 			message_pieces(St#ws{deflate = Deflate}, Type, Fin, Inflated);
-		{error, too_big} ->
-			protocol_error(St, 1009, 'The message inflates past max_frame_size. (RFC6455 7.4.1)');
-		{error, bad_data} ->
-			protocol_error(St, 1007, 'The message is not a valid deflate stream. (RFC7692 7.2.2)')
+		{error, {ws_error, Code, Reason}} ->
+			protocol_error(St, Code, Reason)
 	end;
 message_piece(St, Type, false, Fin, Payload) ->
 	message_pieces(St, Type, Fin, [Payload]).
@@ -421,10 +419,10 @@ validate(St = #ws{validate_utf8 = true, utf8 = Utf8State0}, text, Fin, Pieces) -
 		{ok, Utf8State2} ->
 			case mustang_utf8:finish(Utf8State2) of
 				ok -> St;
-				{error, badencoding} -> utf8_error(St)
+				{error, {ws_error, Code, Reason}} -> protocol_error(St, Code, Reason)
 			end;
-		{error, badencoding} ->
-			utf8_error(St)
+		{error, {ws_error, Code, Reason}} ->
+			protocol_error(St, Code, Reason)
 	end;
 validate(St, _, _, _) ->
 	St.
@@ -436,9 +434,6 @@ validate_pieces([Piece | Rest], Utf8State) ->
 		{ok, Utf8State2} -> validate_pieces(Rest, Utf8State2);
 		Error -> Error
 	end.
-
-utf8_error(St) ->
-	protocol_error(St, 1007, 'Text messages must be valid UTF-8. (RFC6455 8.1)').
 
 %% The handler.
 
@@ -612,7 +607,7 @@ close_data(St = #ws{frame = FrameSt}, Reason, Deadline, Data) ->
 		{frame, {close, _, _}, _, _} -> terminate(St, Reason);
 		{frame, close, _, _} -> terminate(St, Reason);
 		{frame, _, Rest, FrameSt2} -> close_data(St#ws{frame = FrameSt2}, Reason, Deadline, Rest);
-		{error, _, _} -> terminate(St, Reason)
+		{error, _} -> terminate(St, Reason)
 	end.
 
 -spec terminate(#ws{}, any()) -> no_return().

@@ -55,10 +55,10 @@
 %%   whose first frame had RSV1 set, appending the 0x00 0x00 0xff 0xff tail
 %%   at the end of the message (RFC 7692 7.2.2). It returns the inflated
 %%   bytes as a list of binaries. It inflates in bounded steps
-%%   (zlib:safeInflate/2) and stops with {error, too_big} as soon as the
-%%   message inflates past MaxSize bytes, so a small message cannot expand
-%%   into a large memory use (close with 1009). Data that is not a deflate
-%%   stream gives {error, bad_data} (close with 1007). A client may end a
+%%   (zlib:safeInflate/2) and stops with {error, {ws_error, 1009, _}} as
+%%   soon as the message inflates past MaxSize bytes, so a small message
+%%   cannot expand into a large memory use. Data that is not a deflate
+%%   stream gives {error, {ws_error, 1007, _}}. A client may end a
 %%   message's deflate stream with a final block (BFINAL set, RFC 7692
 %%   7.2.3.3); by 7.2.1 the payload then ends with a 0x00 byte, which with
 %%   the tail we append forms an empty stored block. The decompressor
@@ -286,7 +286,7 @@ ows(Bin) -> Bin.
 %% Messages.
 
 -spec inflate(binary(), fin | nofin, state(), non_neg_integer() | infinity)
-	-> {ok, [binary()], state()} | {error, too_big | bad_data}.
+	-> {ok, [binary()], state()} | {error, mustang_error:ws_error()}.
 inflate(Data, Fin, St0, MaxSize) ->
 	St = #ws_deflate{inflate = Z, inflated = Size} = open_inflate(St0),
 	Input = case Fin of
@@ -300,9 +300,9 @@ inflate(Data, Fin, St0, MaxSize) ->
 		{ok, Out, Size2} ->
 			{ok, Out, St#ws_deflate{inflated = Size2}};
 		too_big ->
-			{error, too_big}
+			{error, {ws_error, 1009, 'The message inflates past max_frame_size. (RFC6455 7.4.1)'}}
 	catch error:data_error ->
-		{error, bad_data}
+		{error, {ws_error, 1007, 'The message is not a valid deflate stream. (RFC7692 7.2.2)'}}
 	end.
 
 inflate_loop(Z, {Status, Chunk}, Size0, MaxSize, Acc) ->

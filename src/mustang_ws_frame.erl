@@ -47,9 +47,10 @@
 %%       the frames of a fragmented message (5.4); the message goes on after.
 %%   {more, St}
 %%       All of Read was used; call parse/2 again with the next read.
-%%   {error, CloseCode, Reason}
+%%   {error, {ws_error, CloseCode, Reason}}
 %%       Close the connection with CloseCode (1002, 1007 or 1009). Reason is
-%%       an atom holding an English sentence that ends with the RFC section.
+%%       an atom holding an English sentence that ends with the RFC section
+%%       (mustang_error, doc/internals/errors.md).
 %%   In the first two cases, call parse(Rest, St) next: Rest is the part of
 %%   Read after what was returned (a sub-binary, never a copy), and
 %%   parse(<<>>, St) returns {more, St}.
@@ -103,7 +104,7 @@
 	{data, data_type(), boolean(), fin(), binary(), binary(), state()}
 	| {frame, control_frame(), binary(), state()}
 	| {more, state()}
-	| {error, error_code(), atom()}.
+	| {error, {ws_error, error_code(), atom()}}.
 
 -record(ws_frame, {
 	%% Options.
@@ -191,17 +192,17 @@ after_joined(Data, Used) ->
 %% refused before the rest of its header arrives. RSV2 and RSV3 have no
 %% meaning without an extension that defines them, and we negotiate none.
 header(<<_:2, Rsv:2, _/bits>>, _) when Rsv =/= 0 ->
-	{error, 1002, 'RSV2 and RSV3 must be 0 without an extension that defines them. (RFC6455 5.2)'};
+	{error, {ws_error, 1002, 'RSV2 and RSV3 must be 0 without an extension that defines them. (RFC6455 5.2)'}};
 header(<<_:4, Op:4, _/bits>>, _) when Op >= 3, Op =< 7; Op >= 11 ->
-	{error, 1002, 'Reserved opcodes must not be used. (RFC6455 5.2)'};
+	{error, {ws_error, 1002, 'Reserved opcodes must not be used. (RFC6455 5.2)'}};
 header(<<_:1, 1:1, _:2, Op:4, _/bits>>, _) when Op >= 8 ->
-	{error, 1002, 'Control frames must not be compressed. (RFC7692 6.1)'};
+	{error, {ws_error, 1002, 'Control frames must not be compressed. (RFC7692 6.1)'}};
 header(<<0:1, _:3, Op:4, _/bits>>, _) when Op >= 8 ->
-	{error, 1002, 'Control frames must not be fragmented. (RFC6455 5.5)'};
+	{error, {ws_error, 1002, 'Control frames must not be fragmented. (RFC6455 5.5)'}};
 header(<<_:8, 0:1, _/bits>>, _) ->
-	{error, 1002, 'Frames sent by a client must be masked. (RFC6455 5.1)'};
+	{error, {ws_error, 1002, 'Frames sent by a client must be masked. (RFC6455 5.1)'}};
 header(<<_:4, Op:4, _:1, Len:7, _/bits>>, _) when Op >= 8, Len > 125 ->
-	{error, 1002, 'Control frames must not be longer than 125 bytes. (RFC6455 5.5)'};
+	{error, {ws_error, 1002, 'Control frames must not be longer than 125 bytes. (RFC6455 5.5)'}};
 header(Frame = <<_:4, Op:4, _:1, Len:7, _:32, Payload/bits>>, St)
 		when Op >= 8, byte_size(Payload) < Len ->
 	{more, St#ws_frame{buffer = Frame}};
@@ -210,13 +211,13 @@ header(<<_:4, Op:4, _:1, Len:7, Key:32, Payload:Len/binary, Rest/bits>>, St) whe
 header(<<Fin:1, Rsv1:1, _:2, Op:4, _:1, Len:7, Key:32, Rest/bits>>, St) when Len < 126 ->
 	data_frame(Op, Fin, Rsv1, Len, Key, Rest, St);
 header(<<_:9, 126:7, Len:16, _/bits>>, _) when Len < 126 ->
-	{error, 1002, 'Lengths must be encoded on the minimal number of bytes. (RFC6455 5.2)'};
+	{error, {ws_error, 1002, 'Lengths must be encoded on the minimal number of bytes. (RFC6455 5.2)'}};
 header(<<Fin:1, Rsv1:1, _:2, Op:4, _:1, 126:7, Len:16, Key:32, Rest/bits>>, St) ->
 	data_frame(Op, Fin, Rsv1, Len, Key, Rest, St);
 header(<<_:9, 127:7, 1:1, _/bits>>, _) ->
-	{error, 1002, 'The most significant bit of a 64-bit length must be 0. (RFC6455 5.2)'};
+	{error, {ws_error, 1002, 'The most significant bit of a 64-bit length must be 0. (RFC6455 5.2)'}};
 header(<<_:9, 127:7, Len:64, _/bits>>, _) when Len < 16#10000 ->
-	{error, 1002, 'Lengths must be encoded on the minimal number of bytes. (RFC6455 5.2)'};
+	{error, {ws_error, 1002, 'Lengths must be encoded on the minimal number of bytes. (RFC6455 5.2)'}};
 header(<<Fin:1, Rsv1:1, _:2, Op:4, _:1, 127:7, Len:64, Key:32, Rest/bits>>, St) ->
 	data_frame(Op, Fin, Rsv1, Len, Key, Rest, St);
 %% An incomplete header (under 14 bytes).
@@ -227,15 +228,15 @@ header(Data, St) ->
 
 %% Data frames (RFC 6455 5.4, 5.6; RFC 7692 6.1).
 data_frame(?CONTINUATION, _, _, _, _, _, #ws_frame{msg = none}) ->
-	{error, 1002, 'Continuation frames must follow the start of a fragmented message. (RFC6455 5.4)'};
+	{error, {ws_error, 1002, 'Continuation frames must follow the start of a fragmented message. (RFC6455 5.4)'}};
 data_frame(?CONTINUATION, _, 1, _, _, _, _) ->
-	{error, 1002, 'Only the first frame of a message may have RSV1 set. (RFC7692 6.1)'};
+	{error, {ws_error, 1002, 'Only the first frame of a message may have RSV1 set. (RFC7692 6.1)'}};
 data_frame(?CONTINUATION, Fin, _, Len, Key, Data, St) ->
 	start_payload(Fin, Len, Key, Data, St);
 data_frame(_, _, _, _, _, _, #ws_frame{msg = Msg}) when Msg =/= none ->
-	{error, 1002, 'A new message must not start before the fragmented one ends. (RFC6455 5.4)'};
+	{error, {ws_error, 1002, 'A new message must not start before the fragmented one ends. (RFC6455 5.4)'}};
 data_frame(_, _, 1, _, _, _, #ws_frame{deflate = false}) ->
-	{error, 1002, 'RSV1 must be 0 unless permessage-deflate was negotiated. (RFC6455 5.2)'};
+	{error, {ws_error, 1002, 'RSV1 must be 0 unless permessage-deflate was negotiated. (RFC6455 5.2)'}};
 data_frame(Op, Fin, Rsv1, Len, Key, Data, St) ->
 	Type = case Op of
 		?TEXT -> text;
@@ -246,7 +247,7 @@ data_frame(Op, Fin, Rsv1, Len, Key, Data, St) ->
 
 start_payload(_, Len, _, _, #ws_frame{msg_size = Size, max_size = Max})
 		when is_integer(Max), Size + Len > Max ->
-	{error, 1009, 'The message is larger than the max_frame_size option allows. (RFC6455 7.4.1)'};
+	{error, {ws_error, 1009, 'The message is larger than the max_frame_size option allows. (RFC6455 7.4.1)'}};
 start_payload(1, 0, _, Rest, St = #ws_frame{msg = Type, compressed = Compressed}) ->
 	{data, Type, Compressed, fin, <<>>, Rest, end_message(St)};
 %% An empty frame that does not end the message gives nothing to return.
@@ -284,16 +285,16 @@ control(?PONG, Payload, Rest, St) ->
 control(?CLOSE, <<>>, Rest, St) ->
 	{frame, close, Rest, St};
 control(?CLOSE, <<_>>, _, _) ->
-	{error, 1002, 'A close payload must start with a 2-byte status code. (RFC6455 5.5.1)'};
+	{error, {ws_error, 1002, 'A close payload must start with a 2-byte status code. (RFC6455 5.5.1)'}};
 control(?CLOSE, <<Code:16, Reason/bits>>, Rest, St) ->
 	case is_valid_close_code(Code) of
 		false ->
-			{error, 1002, 'This close code must not be sent in a close frame. (RFC6455 7.4)'};
+			{error, {ws_error, 1002, 'This close code must not be sent in a close frame. (RFC6455 7.4)'}};
 		true ->
 			case mustang_utf8:validate(Reason) of
 				ok -> {frame, {close, Code, Reason}, Rest, St};
-				{error, badencoding} ->
-					{error, 1007, 'The close reason must be UTF-8. (RFC6455 5.5.1)'}
+				{error, {ws_error, 1007, _}} ->
+					{error, {ws_error, 1007, 'The close reason must be UTF-8. (RFC6455 5.5.1)'}}
 			end
 	end.
 

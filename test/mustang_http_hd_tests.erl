@@ -1,5 +1,7 @@
 -module(mustang_http_hd_tests).
 
+-define(UNKNOWN, {error, {value_error, 400, sentence(unknown_header)}}).
+
 -include_lib("proper/include/proper.hrl").
 -include_lib("eunit/include/eunit.hrl").
 
@@ -45,12 +47,76 @@ parse_fun(Name) ->
 	binary_to_atom(<<"parse_", (underscore(Base))/binary>>).
 
 error_reason(Name) ->
-	case parse_fun(Name) of
+	Field = case parse_fun(Name) of
 		parse_date -> invalid_date;
 		parse_authorization -> invalid_authorization;
 		Fun -> binary_to_atom(<<"invalid_", (binary:part(atom_to_binary(Fun), 6,
 			byte_size(atom_to_binary(Fun)) - 6))/binary>>)
-	end.
+	end,
+	{value_error, 400, sentence(Field)}.
+
+%% The documented reason of each field (doc/internals/errors.md), written
+%% out here so that a changed sentence is a failing test.
+sentence(invalid_accept) ->
+	'The accept header must be a list of media ranges. (RFC9110 12.5.1)';
+sentence(invalid_accept_charset) ->
+	'The accept-charset header must be a list of charsets with optional weights. (RFC9110 12.5.2)';
+sentence(invalid_accept_encoding) ->
+	'The accept-encoding header must be a list of codings with optional weights. (RFC9110 12.5.3)';
+sentence(invalid_accept_language) ->
+	'The accept-language header must be a list of language ranges with optional weights. (RFC9110 12.5.4)';
+sentence(invalid_authorization) ->
+	'The authorization header must be a scheme and valid credentials. (RFC9110 11.6.2)';
+sentence(unsupported_auth_scheme) ->
+	'Only the basic, bearer and digest authentication schemes are understood. (RFC9110 11.1)';
+sentence(invalid_connection) ->
+	'The connection header must be a non-empty list of tokens. (RFC9110 7.6.1)';
+sentence(invalid_content_encoding) ->
+	'The content-encoding header must be a non-empty list of codings. (RFC9110 8.4)';
+sentence(invalid_content_language) ->
+	'The content-language header must be a non-empty list of language tags. (RFC9110 8.5)';
+sentence(invalid_content_length) ->
+	'The content-length header must be one non-negative decimal number. (RFC9110 8.6)';
+sentence(invalid_content_type) ->
+	'The content-type header must be a media type with optional parameters. (RFC9110 8.3)';
+sentence(invalid_cookie) ->
+	'The cookie header must be name=value pairs with token names and no control characters. (RFC6265 4.2.1)';
+sentence(invalid_date) ->
+	'A date must be an IMF-fixdate, an RFC 850 date or an asctime date. (RFC9110 5.6.7)';
+sentence(invalid_expect) ->
+	'The expect header must be 100-continue. (RFC9110 10.1.1)';
+sentence(invalid_host) ->
+	'The host header must be a uri-host with an optional port. (RFC9110 7.2)';
+sentence(invalid_if_match) ->
+	'The if-match header must be * or a list of entity tags. (RFC9110 13.1.1)';
+sentence(invalid_if_none_match) ->
+	'The if-none-match header must be * or a list of entity tags. (RFC9110 13.1.2)';
+sentence(invalid_if_range) ->
+	'The if-range header must be an entity tag or a date. (RFC9110 13.1.5)';
+sentence(invalid_max_forwards) ->
+	'The max-forwards header must be a non-negative decimal number. (RFC9110 7.6.2)';
+sentence(invalid_range) ->
+	'The range header must be a range unit and a list of ranges. (RFC9110 14.2)';
+sentence(invalid_sec_websocket_extensions) ->
+	'The sec-websocket-extensions header must be a non-empty list of extensions. (RFC6455 9.1)';
+sentence(invalid_sec_websocket_protocol) ->
+	'The sec-websocket-protocol header must be a non-empty list of tokens. (RFC6455 11.3.4)';
+sentence(invalid_sec_websocket_version) ->
+	'The sec-websocket-version header must be a number from 0 to 255. (RFC6455 11.3.5)';
+sentence(invalid_te) ->
+	'The te header must be a list of transfer codings with optional weights. (RFC9110 10.1.4)';
+sentence(invalid_trailer) ->
+	'The trailer header must be a non-empty list of field names. (RFC9110 6.6.2)';
+sentence(invalid_transfer_encoding) ->
+	'The transfer-encoding header must be a non-empty list of codings. (RFC9112 6.1)';
+sentence(invalid_upgrade) ->
+	'The upgrade header must be a non-empty list of protocols. (RFC9110 7.8)';
+sentence(invalid_vary) ->
+	'The vary header must be * or a list of field names. (RFC9110 12.5.5)';
+sentence(invalid_x_forwarded_for) ->
+	'The x-forwarded-for header must be a non-empty list of nodes. (RFC7239 6)';
+sentence(unknown_header) ->
+	'There is no parser for this header. (Mustang unknown_header)'.
 
 underscore(Bin) ->
 	<< <<(case C of $- -> $_; _ -> C end)>> || <<C>> <= Bin >>.
@@ -423,15 +489,16 @@ tables() ->
 
 parse_unknown_test_() ->
 	[
-		?_assertEqual({error, unknown_header}, mustang_http_hd:parse(<<"x-unknown">>, <<"a">>)),
-		?_assertEqual({error, unknown_header},
+		?_assertEqual(?UNKNOWN, mustang_http_hd:parse(<<"x-unknown">>, <<"a">>)),
+		?_assertEqual(?UNKNOWN,
 			mustang_http_hd:parse(<<"Content-Length">>, <<"1">>)),
-		?_assertEqual({error, unknown_header}, mustang_http_hd:parse(<<>>, <<>>))
+		?_assertEqual(?UNKNOWN, mustang_http_hd:parse(<<>>, <<>>))
 	].
 
 %% Authorization with an unknown scheme is valid but not understood.
 parse_authorization_unsupported_test_() ->
-	[?_assertEqual({error, unsupported_auth_scheme}, mustang_http_hd:parse_authorization(V))
+	[?_assertEqual({error, {value_error, 400, sentence(unsupported_auth_scheme)}},
+		mustang_http_hd:parse_authorization(V))
 		|| V <- [<<"Negotiate abc">>, <<"Negotiate">>, <<"HOBA result=\"x\"">>]].
 
 %% Properties.
@@ -468,7 +535,8 @@ valid_sample() ->
 	elements([{Name, Value} || {Name, Ok, _} <- tables(), {Value, _} <- Ok, Value =/= <<>>]).
 
 is_result(Name, {error, Reason}) ->
-	Reason =:= error_reason(Name) orelse Reason =:= unsupported_auth_scheme;
+	Reason =:= error_reason(Name)
+		orelse Reason =:= {value_error, 400, sentence(unsupported_auth_scheme)};
 is_result(_, {ok, _}) ->
 	true;
 is_result(_, _) ->
@@ -545,7 +613,7 @@ prop_accept_roundtrip() ->
 			Valid = [ok || {T, S, _, _} <- Ranges, T =:= <<"*">>, S =/= <<"*">>] =:= [],
 			case Valid of
 				true -> mustang_http_hd:parse_accept(Bin) =:= {ok, Expected};
-				false -> mustang_http_hd:parse_accept(Bin) =:= {error, invalid_accept}
+				false -> mustang_http_hd:parse_accept(Bin) =:= {error, error_reason(<<"accept">>)}
 			end
 		end).
 

@@ -1,5 +1,10 @@
 -module(mustang_qs_tests).
 
+-define(BADARG, {error, {value_error, 400,
+	'A "%" must be followed by two hexadecimal digits. (RFC3986 2.1)'}}).
+-define(TOO_MANY_KEYS, {error, {value_error, 400,
+	'The query string has more pairs than max_keys allows. (Mustang max_keys)'}}).
+
 -include_lib("proper/include/proper.hrl").
 -include_lib("eunit/include/eunit.hrl").
 
@@ -52,7 +57,7 @@ parse_qs_error_test_() ->
 		<<"a=% 20">>,
 		<<"a=%-1">>
 	],
-	[{Qs, ?_assertEqual({error, badarg}, mustang_qs:parse_qs(Qs))} || Qs <- Tests].
+	[{Qs, ?_assertEqual(?BADARG, mustang_qs:parse_qs(Qs))} || Qs <- Tests].
 
 %% The limit counts pairs, not the empty ones skipped between "&".
 parse_qs_limited_test_() ->
@@ -62,17 +67,19 @@ parse_qs_limited_test_() ->
 		?_assertEqual({ok, Three}, mustang_qs:parse_qs_limited(Qs, infinity)),
 		?_assertEqual({ok, Three}, mustang_qs:parse_qs_limited(Qs, 4)),
 		?_assertEqual({ok, Three}, mustang_qs:parse_qs_limited(Qs, 3)),
-		?_assertEqual({error, too_many_keys}, mustang_qs:parse_qs_limited(Qs, 2)),
-		?_assertEqual({error, too_many_keys}, mustang_qs:parse_qs_limited(Qs, 0)),
+		?_assertEqual(?TOO_MANY_KEYS, mustang_qs:parse_qs_limited(Qs, 2)),
+		?_assertEqual(?TOO_MANY_KEYS, mustang_qs:parse_qs_limited(Qs, 0)),
 		?_assertEqual({ok, Three}, mustang_qs:parse_qs_limited(<<"&&a=1&&b=2&&c&&&">>, 3)),
 		?_assertEqual({ok, []}, mustang_qs:parse_qs_limited(<<>>, 0)),
 		?_assertEqual({ok, []}, mustang_qs:parse_qs_limited(<<"&&">>, 0)),
 		?_assertEqual({ok, [{<<"a">>, true}]}, mustang_qs:parse_qs_limited(<<"a">>, 1)),
-		?_assertEqual({error, too_many_keys}, mustang_qs:parse_qs_limited(<<"a">>, 0)),
+		?_assertEqual(?TOO_MANY_KEYS, mustang_qs:parse_qs_limited(<<"a">>, 0)),
 		%% Too many keys is reported before a bad escape further on.
-		?_assertEqual({error, too_many_keys}, mustang_qs:parse_qs_limited(<<"a&b&%">>, 2)),
-		?_assertEqual({error, badarg}, mustang_qs:parse_qs_limited(<<"a&%&c">>, 2)),
-		?_assertEqual({error, badarg}, mustang_qs:parse_qs_limited(<<"a">>, -1))
+		?_assertEqual(?TOO_MANY_KEYS, mustang_qs:parse_qs_limited(<<"a&b&%">>, 2)),
+		?_assertEqual(?BADARG, mustang_qs:parse_qs_limited(<<"a&%&c">>, 2)),
+		?_assertError(badarg, mustang_qs:parse_qs_limited(<<"a">>, -1)),
+		?_assertError(badarg, mustang_qs:parse_qs_limited("a", 1)),
+		?_assertError(badarg, mustang_qs:urldecode("a"))
 	].
 
 urldecode_test_() ->
@@ -90,7 +97,7 @@ urldecode_test_() ->
 	Errors = [<<"%">>, <<"%2">>, <<"%2x">>, <<"%x2">>, <<"abc%">>, <<"%%">>, <<"%g0">>],
 	[{Bin, ?_assertEqual({ok, Expected}, mustang_qs:urldecode(Bin))}
 		|| {Bin, Expected} <- Tests]
-	++ [{Bin, ?_assertEqual({error, badarg}, mustang_qs:urldecode(Bin))} || Bin <- Errors].
+	++ [{Bin, ?_assertEqual(?BADARG, mustang_qs:urldecode(Bin))} || Bin <- Errors].
 
 %% Building.
 
@@ -141,7 +148,7 @@ prop_qs_limited_roundtrip() ->
 		begin
 			Result = mustang_qs:parse_qs_limited(mustang_qs:qs(Qs), Max),
 			case length(Qs) > Max of
-				true -> Result =:= {error, too_many_keys};
+				true -> Result =:= ?TOO_MANY_KEYS;
 				false -> Result =:= {ok, Qs}
 			end
 		end).
@@ -167,7 +174,7 @@ prop_parse_qs_never_crashes() ->
 prop_parse_qs_limited_never_crashes() ->
 	?FORALL({Chars, Max}, {qs_chars(), oneof([infinity, range(0, 5)])},
 		case mustang_qs:parse_qs_limited(list_to_binary(Chars), Max) of
-			{error, too_many_keys} -> true;
+			?TOO_MANY_KEYS -> true;
 			Other -> is_qs_result(Other)
 		end).
 
@@ -189,13 +196,13 @@ is_qs_result({ok, List}) when is_list(List) ->
 		({K, V}) -> is_binary(K) andalso is_binary(V);
 		(_) -> false
 	end, List);
-is_qs_result({error, badarg}) ->
+is_qs_result(?BADARG) ->
 	true;
 is_qs_result(_) ->
 	false.
 
 is_bin_result({ok, Bin}) -> is_binary(Bin);
-is_bin_result({error, badarg}) -> true;
+is_bin_result(?BADARG) -> true;
 is_bin_result(_) -> false.
 
 only_url_chars(<<>>) ->

@@ -5,6 +5,8 @@
 %% unicode:characters_to_binary/1.
 -module(mustang_utf8_tests).
 
+-define(BAD, {error, {ws_error, 1007, 'Text messages must be valid UTF-8. (RFC6455 8.1)'}}).
+
 -include_lib("proper/include/proper.hrl").
 -include_lib("eunit/include/eunit.hrl").
 
@@ -86,7 +88,7 @@ pieces([], St) ->
 pieces([P|Tail], St) ->
 	case mustang_utf8:validate(P, St) of
 		{ok, St2} -> pieces(Tail, St2);
-		{error, badencoding} -> false
+		?BAD -> false
 	end.
 
 whole_test_() ->
@@ -115,24 +117,24 @@ one_byte_at_a_time_test() ->
 
 %% An invalid sequence is refused at once, not at the end of the message.
 early_error_test_() ->
-	[?_assertEqual({error, badencoding}, mustang_utf8:validate(B, mustang_utf8:init()))
+	[?_assertEqual(?BAD, mustang_utf8:validate(B, mustang_utf8:init()))
 		|| B <- [<<16#E0, 16#80>>, <<16#ED, 16#A0>>, <<16#F4, 16#90>>, <<16#F0, 16#80>>,
 			<<16#C0>>, <<16#F5>>, <<"abc", 16#80>>]].
 
 %% A valid prefix is carried; finish/1 refuses it, more bytes complete it.
 carry_test() ->
 	{ok, St} = mustang_utf8:validate(<<"abc", 16#F0, 16#9F>>, mustang_utf8:init()),
-	?assertEqual({error, badencoding}, mustang_utf8:finish(St)),
+	?assertEqual(?BAD, mustang_utf8:finish(St)),
 	{ok, St2} = mustang_utf8:validate(<<16#98>>, St),
 	{ok, St3} = mustang_utf8:validate(<<16#80, "def">>, St2),
 	?assertEqual(ok, mustang_utf8:finish(St3)),
-	?assertEqual({error, badencoding}, mustang_utf8:validate(<<$a>>, St2)).
+	?assertEqual(?BAD, mustang_utf8:validate(<<$a>>, St2)).
 
 large_test() ->
 	Text = unicode:characters_to_binary(lists:duplicate(10000, "Grüße, мир, 世界 😀 ")),
 	?assertEqual(ok, mustang_utf8:validate(Text)),
 	Bad = <<Text/binary, 16#ED, 16#A0, 16#80, Text/binary>>,
-	?assertEqual({error, badencoding}, mustang_utf8:validate(Bad)).
+	?assertEqual(?BAD, mustang_utf8:validate(Bad)).
 
 %% Properties.
 

@@ -240,13 +240,13 @@ limit_test() ->
 	Rx = session(<<"permessage-deflate">>, #{}),
 	?assertMatch({ok, _, _}, mustang_ws_deflate:inflate(Deflated, fin, Rx, 10000)),
 	Rx2 = session(<<"permessage-deflate">>, #{}),
-	?assertEqual({error, too_big}, mustang_ws_deflate:inflate(Deflated, fin, Rx2, 9999)),
+	?assertEqual({error, {ws_error, 1009, 'The message inflates past max_frame_size. (RFC6455 7.4.1)'}}, mustang_ws_deflate:inflate(Deflated, fin, Rx2, 9999)),
 	%% The limit counts the whole message, across pieces.
 	Rx3 = session(<<"permessage-deflate">>, #{}),
 	Half = byte_size(Deflated) div 2,
 	<<P1:Half/binary, P2/binary>> = Deflated,
 	{ok, _, Rx4} = mustang_ws_deflate:inflate(P1, nofin, Rx3, 9999),
-	?assertEqual({error, too_big}, mustang_ws_deflate:inflate(P2, fin, Rx4, 9999)).
+	?assertEqual({error, {ws_error, 1009, 'The message inflates past max_frame_size. (RFC6455 7.4.1)'}}, mustang_ws_deflate:inflate(P2, fin, Rx4, 9999)).
 
 zip_bomb_test() ->
 	%% 1 GiB of zeros is about 1 MB compressed; build 64 MiB (64 KB).
@@ -261,13 +261,13 @@ zip_bomb_test() ->
 		mustang_ws_deflate:inflate(binary:part(Bomb, 0, byte_size(Bomb) - 4), fin, Rx,
 			1024 * 1024)
 	end),
-	?assertEqual({error, too_big}, Result),
+	?assertEqual({error, {ws_error, 1009, 'The message inflates past max_frame_size. (RFC6455 7.4.1)'}}, Result),
 	%% It stopped near the limit instead of inflating 64 MiB.
 	?assert(Time < 500000).
 
 bad_data_test() ->
 	Rx = session(<<"permessage-deflate">>, #{}),
-	?assertEqual({error, bad_data}, mustang_ws_deflate:inflate(<<255, 255, 255, 255>>, fin, Rx,
+	?assertEqual({error, {ws_error, 1007, 'The message is not a valid deflate stream. (RFC7692 7.2.2)'}}, mustang_ws_deflate:inflate(<<255, 255, 255, 255>>, fin, Rx,
 		infinity)).
 
 %% A message that ends its deflate stream with a final block (RFC 7692

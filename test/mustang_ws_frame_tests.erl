@@ -91,8 +91,9 @@ step({data, Type, Compressed, fin, Data, Rest, St}, Pieces, Partial, Acc) ->
 	step(mustang_ws_frame:parse(Rest, St), Pieces, [], [Event|Acc]);
 step({frame, Frame, Rest, St}, Pieces, Partial, Acc) ->
 	step(mustang_ws_frame:parse(Rest, St), Pieces, Partial, [Frame|Acc]);
-step({error, Code, Reason}, _, _, Acc) ->
+step({error, Error = {ws_error, Code, Reason}}, _, _, Acc) ->
 	?assert(is_atom(Reason)),
+	?assert(mustang_error:is_error(Error)),
 	lists:reverse([{error, Code}|Acc]).
 
 %% The result of parsing a stream in one piece.
@@ -307,11 +308,11 @@ limits_test_() ->
 %% 1009 comes from the header, before any payload byte arrives.
 too_big_early_test() ->
 	<<Header:14/binary, _/binary>> = client_frame(binary, <<0:70000/unit:8>>, #{len => 64}),
-	?assertMatch({error, 1009, _},
+	?assertMatch({error, {ws_error, 1009, _}},
 		mustang_ws_frame:parse(Header, mustang_ws_frame:init(#{max_frame_size => 65536}))),
 	%% Other errors too are found on the first bytes.
-	?assertMatch({error, 1002, _}, mustang_ws_frame:parse(<<16#83>>, mustang_ws_frame:init(#{}))),
-	?assertMatch({error, 1002, _}, mustang_ws_frame:parse(<<16#81, 16#05>>,
+	?assertMatch({error, {ws_error, 1002, _}}, mustang_ws_frame:parse(<<16#83>>, mustang_ws_frame:init(#{}))),
+	?assertMatch({error, {ws_error, 1002, _}}, mustang_ws_frame:parse(<<16#81, 16#05>>,
 		mustang_ws_frame:init(#{}))).
 
 close_codes_test() ->
