@@ -5,7 +5,6 @@
 
 -export([start_link/2]).
 -export([init/3]).
--export([socket_info/2]).
 
 -spec start_link(mustang:ref(), module()) -> pid().
 start_link(Ref, Transport) ->
@@ -57,7 +56,10 @@ handshake(Parent, Ref, Transport, Socket, Opts) ->
 start_protocol(http, Parent, Ref, Transport, Socket, Opts) ->
 	mustang_http1:init(Parent, Ref, Transport, Socket, Opts);
 start_protocol(http2, Parent, Ref, Transport, Socket, Opts) ->
-	mustang_http2:init(Parent, Ref, Transport, Socket, Opts, #{}).
+	%% The options both protocols share have their defaults in mustang_http1
+	%% (HTTP/1.1 passes its merged options on when it switches to HTTP/2).
+	mustang_http2:init(Parent, Ref, Transport, Socket, maps:merge(mustang_http1:defaults(), Opts),
+		#{}).
 
 -spec close(module(), mustang_transport:socket(), any()) -> no_return().
 close(Transport, Socket, Reason) ->
@@ -67,9 +69,3 @@ close(Transport, Socket, Reason) ->
 
 %% The addresses and the client certificate of a connection, for the Req;
 %% error when the peer already left.
-%% Kept until mustang_http2 calls mustang_transport:socket_info/2.
--spec socket_info(module(), mustang_transport:socket())
-	-> {ok, {inet:ip_address(), inet:port_number()}, {inet:ip_address(), inet:port_number()},
-		binary() | undefined} | error.
-socket_info(Transport, Socket) ->
-	mustang_transport:socket_info(Transport, Socket).

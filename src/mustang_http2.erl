@@ -149,7 +149,8 @@ defaults() ->
 	-> no_return().
 init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 	process_flag(trap_exit, true),
-	Opts = maps:merge(maps:merge(mustang_http1:defaults(), ?DEFAULTS), Opts0),
+	%% Opts0 has the shared options' defaults (mustang_conn, mustang_http1).
+	Opts = maps:merge(?DEFAULTS, Opts0),
 	ActiveN = maps:get(active_n, Opts),
 	DynBuf = case Conn of
 		#{dynbuf := D} -> D;
@@ -161,7 +162,7 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 	end,
 	Info = case Conn of
 		#{peer := P, sock := S} -> {ok, P, S, maps:get(cert, Conn, undefined)};
-		_ -> mustang_conn:socket_info(Transport, Socket)
+		_ -> mustang_transport:socket_info(Transport, Socket)
 	end,
 	case {Transport:setopts(Socket, SockOpts), Info} of
 		{ok, {ok, Peer, Sock, Cert}} ->
@@ -193,10 +194,8 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 ms() ->
 	erlang:monotonic_time(millisecond).
 
-start_idle_tick(#st{opts = #{idle_timeout := infinity}}) -> ok;
 start_idle_tick(#st{opts = #{idle_timeout := Timeout}}) ->
-	_ = erlang:send_after(max(1, Timeout div 10), self(), {?MODULE, idle_tick}),
-	ok.
+	mustang_conn_chores:start_idle_tick(?MODULE, Timeout).
 
 %% The process loop. Output is gathered while messages keep coming and
 %% written with one send when the mailbox is empty.
@@ -223,7 +222,7 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 			DynBuf = update_dynbuf(byte_size(Data), St),
 			loop(socket_data(St#st{received = true, dynbuf = DynBuf}, Data));
 		{Passive, Socket} ->
-			_ = (St#st.transport):setopts(Socket, [{active, St#st.active_n}]),
+			ok = mustang_conn_chores:rearm(St#st.transport, Socket, St#st.active_n),
 			loop(St);
 		{{Pid, StreamID}, Info} when Pid =:= self() ->
 			loop(stream_info(St, StreamID, Info));
@@ -273,21 +272,17 @@ unexpected(St, Msg) ->
 update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf}) ->
 	mustang_dynbuf:update_socket(Size, DynBuf, Transport, Socket).
 
+%% Streams in progress count as activity.
 idle_tick(St = #st{streams = Streams, received = Received, idle_ticks = Ticks}) ->
 	start_idle_tick(St),
-	if
-		Received ->
-			loop(St#st{received = false, idle_ticks = 0});
-		map_size(Streams) > 0 ->
-			loop(St#st{idle_ticks = 0});
-		Ticks >= 9 ->
+	case mustang_conn_chores:idle_tick(Received orelse map_size(Streams) > 0, Ticks, false) of
+		timeout ->
 			goaway_close(St, no_error, 'The connection was idle for idle_timeout.');
-		Ticks =:= 0 ->
-			%% A whole tick without data or streams: give back the heap grown
-			%% while serving, as HTTP/1.1 does between requests.
-			proc_lib:hibernate(?MODULE, loop, [flush_out(St#st{idle_ticks = 1}), infinity]);
-		true ->
-			loop(St#st{idle_ticks = Ticks + 1})
+		{hibernate, Ticks2} ->
+			proc_lib:hibernate(?MODULE, loop,
+				[flush_out(St#st{received = false, idle_ticks = Ticks2}), infinity]);
+		{continue, Ticks2} ->
+			loop(St#st{received = false, idle_ticks = Ticks2})
 	end.
 
 %% The machine. Every new machine state goes through m/2: output is written
@@ -457,16 +452,9 @@ stream_error_response(St = #st{opts = Opts}, StreamID, IsFin, Status, Reason) ->
 		[St#st.ref, Status, peer(St), StreamID, Reason]),
 	PartialReq = #{ref => St#st.ref, pid => self(), streamid => StreamID, peer => St#st.peer,
 		sock => St#st.sock, cert => St#st.cert, version => 'HTTP/2'},
-	Resp0 = {response, Status, #{}, <<>>},
-	{response, Status2, Headers, Body} = try
-		mustang_stream:early_error(StreamID, {stream_error, Reason,
-			'The request was refused before any handler ran.'}, PartialReq, Resp0, Opts)
-	catch Class:Reason2:Stacktrace ->
-		{log, Level, Format, Args} = mustang_stream:make_error_log(early_error,
-			[StreamID, Reason, PartialReq, Resp0], Class, Reason2, Stacktrace),
-		log(St, Level, Format, Args),
-		Resp0
-	end,
+	{response, Status2, Headers, Body} = mustang_stream:early_error_response(StreamID,
+		{stream_error, Reason, 'The request was refused before any handler ran.'}, PartialReq,
+		{response, Status, #{}, <<>>}, Opts, maps:get(logger, Opts)),
 	m(St, mustang_http2_machine:early_response(StreamID, IsFin, Status2, Headers, Body,
 		mustang_clock:rfc7231(), St#st.m)).
 
@@ -482,47 +470,16 @@ start_stream(St = #st{streams = Streams}, StreamID, Request, IsFin) ->
 		chain_crash(St2, Stream, init, [StreamID, Req], Class, Reason, Stacktrace)
 	end.
 
-build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme0}, StreamID,
-		Request, IsFin) ->
-	#{method := Method, scheme := Scheme1, host := Host, port := Port0, path := Path, qs := Qs,
-		headers := Headers, content_length := Length, protocol := Protocol} = Request,
-	Scheme = case Scheme1 of <<"http">> -> Scheme1; <<"https">> -> Scheme1; _ -> Scheme0 end,
-	Port = case Port0 of
-		undefined when Scheme =:= <<"https">> -> 443;
-		undefined -> 80;
-		_ -> Port0
-	end,
+build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme}, StreamID,
+		Request = #{content_length := Length}, IsFin) ->
 	{HasBody, BodyLength} = case {IsFin, Length} of
 		{fin, _} -> {false, 0};
 		{nofin, 0} -> {false, 0};
 		{nofin, _} -> {true, Length}
 	end,
-	Req = #{
-		ref => Ref,
-		pid => self(),
-		streamid => StreamID,
-		peer => Peer,
-		sock => Sock,
-		cert => Cert,
-		method => Method,
-		version => 'HTTP/2',
-		scheme => Scheme,
-		host => Host,
-		port => Port,
-		path => Path,
-		qs => Qs,
-		headers => Headers,
-		has_body => HasBody,
-		body_length => BodyLength,
-		mode => process,
-		bindings => #{},
-		host_info => undefined,
-		path_info => undefined
-	},
-	case Protocol of
-		undefined -> Req;
-		_ -> Req#{protocol => Protocol}
-	end.
+	mustang_req:new(#{ref => Ref, pid => self(), streamid => StreamID, peer => Peer, sock => Sock,
+		cert => Cert, scheme => Scheme, mode => process}, Request#{version => 'HTTP/2'}, HasBody,
+		BodyLength).
 
 %% The stream ends now (the machine has already forgotten it): its handler
 %% process is stopped (its exit is then ignored), waiting callers are
@@ -811,39 +768,18 @@ terminate(St = #st{transport = Transport, socket = Socket, pids = Pids, streams 
 %% After a GOAWAY with an error the client may still be sending: read for up
 %% to linger_timeout so the kernel does not reset the connection before the
 %% client reads ours.
-linger(#st{transport = Transport, socket = Socket, opts = #{linger_timeout := Timeout}}, {goaway, _})
-		when Timeout > 0 ->
-	_ = Transport:setopts(Socket, [{active, false}]),
-	Deadline = erlang:monotonic_time(millisecond) + Timeout,
-	linger_loop(Transport, Socket, Deadline);
+linger(#st{transport = Transport, socket = Socket, opts = #{linger_timeout := Timeout}}, {goaway, _}) ->
+	mustang_conn_chores:linger(Transport, Socket, Timeout);
 linger(_, _) ->
 	ok.
 
-linger_loop(Transport, Socket, Deadline) ->
-	case Deadline - erlang:monotonic_time(millisecond) of
-		Wait when Wait > 0 ->
-			case Transport:recv(Socket, 0, Wait) of
-				{ok, _} -> linger_loop(Transport, Socket, Deadline);
-				_ -> ok
-			end;
-		_ ->
-			ok
-	end.
+supervisor_call(Call, From, #st{pids = Pids}) ->
+	mustang_conn_chores:supervisor_call(Call, From, maps:keys(Pids), ?MODULE).
 
-supervisor_call(which_children, From, #st{pids = Pids}) ->
-	gen:reply(From, [{mustang_stream, Pid, worker, [?MODULE]} || Pid <- maps:keys(Pids)]);
-supervisor_call(count_children, From, #st{pids = Pids}) ->
-	N = map_size(Pids),
-	gen:reply(From, [{specs, 1}, {active, N}, {supervisors, 0}, {workers, N}]);
-supervisor_call(_, From, _) ->
-	gen:reply(From, {error, not_supported}).
-
-peer(#st{peer = {IP, Port}}) -> [inet:ntoa(IP), $:, integer_to_list(Port)];
-peer(_) -> "unknown".
+peer(#st{peer = Peer}) -> mustang_conn_chores:peer(Peer).
 
 log(#st{opts = #{logger := Logger}}, Level, Format, Args) ->
-	_ = Logger:Level(Format, Args),
-	ok.
+	mustang_conn_chores:log(Logger, Level, Format, Args).
 
 %% sys callbacks.
 

@@ -67,8 +67,6 @@
 -export([out_size/1]).
 -export([take_output/1]).
 %% For mustang_http2_machine_send.
--export([stream_error/4]).
--export([open_stream/4]).
 
 -include("mustang_http2_machine.hrl").
 %% Opaque data of the PING that ends the first step of a graceful GOAWAY.
@@ -147,7 +145,7 @@ init(Opts, Now) ->
 upgrade(Request, PeerSettings, Now, M0) ->
 	run(M0, Now, fun(M) ->
 		M2 = apply_settings(M, PeerSettings),
-		open_stream(M2#m{last_stream_id = 1}, 1, Request, fin)
+		mustang_http2_machine_send:open_stream(M2#m{last_stream_id = 1}, 1, Request, fin)
 	end).
 
 %% Runs Fun, collecting its events; connection errors are thrown inside.
@@ -330,7 +328,7 @@ frames_other(M, Bin, Max) ->
 			frames(self_dependent_headers(M, Bin, StreamID), Rest);
 		{stream_error, StreamID, Code, Reason, Rest} ->
 			expect_no_continuation(M),
-			frames(stream_error(M, StreamID, Code, Reason), Rest);
+			frames(mustang_http2_machine_send:stream_error(M, StreamID, Code, Reason), Rest);
 		{connection_error, Code, Reason} ->
 			connection_error(Code, Reason)
 	end.
@@ -374,18 +372,18 @@ data_start(M0 = #m{got_settings = true}, StreamID, FrameLen, PayloadLen, IsFin) 
 	M2 = conn_recv(M, FrameLen),
 	case M2#m.streams of
 		#{StreamID := #stream{remote = open, recv_window = Window}} when FrameLen > Window ->
-			stream_error(M2, StreamID, flow_control_error,
+			mustang_http2_machine_send:stream_error(M2, StreamID, flow_control_error,
 				'DATA exceeded the stream flow-control window. (RFC9113 6.9.1)');
 		#{StreamID := Stream = #stream{remote = open, recv_window = Window}} ->
 			M2#m{streams = (M2#m.streams)#{StreamID => Stream#stream{recv_window = Window - FrameLen}}};
 		#{StreamID := _} ->
 			%% Half-closed (remote) (RFC 9113 5.1).
-			stream_error(M2, StreamID, stream_closed,
+			mustang_http2_machine_send:stream_error(M2, StreamID, stream_closed,
 				'DATA frame received on a half-closed stream. (RFC9113 5.1)');
 		_ when StreamID > M2#m.last_stream_id ->
 			connection_error(protocol_error, 'DATA frame received on an idle stream. (RFC9113 5.1)');
 		_ ->
-			stream_error(M2, StreamID, stream_closed,
+			mustang_http2_machine_send:stream_error(M2, StreamID, stream_closed,
 				'DATA frame received on a closed stream. (RFC9113 5.1)')
 	end;
 data_start(_, _, _, _, _) ->
@@ -434,7 +432,7 @@ data_deliver(M = #m{streams = Streams}, StreamID, Payload) ->
 			Total2 = Total + byte_size(Payload),
 			case Expected of
 				_ when Expected =/= undefined, Total2 > Expected ->
-					stream_error(M, StreamID, protocol_error,
+					mustang_http2_machine_send:stream_error(M, StreamID, protocol_error,
 						'More DATA than the content-length header announced. (RFC9113 8.1.1)');
 				_ ->
 					stream_data(M, Stream#stream{recv_total = Total2,
@@ -462,7 +460,7 @@ data_end(M = #m{streams = Streams}, StreamID, fin) ->
 	case Streams of
 		#{StreamID := #stream{remote = open, recv_total = Total, recv_expected = Expected}}
 				when Expected =/= undefined, Expected =/= Total ->
-			stream_error(M, StreamID, protocol_error,
+			mustang_http2_machine_send:stream_error(M, StreamID, protocol_error,
 				'The DATA length differs from the content-length header. (RFC9113 8.1.1)');
 		#{StreamID := Stream = #stream{remote = open}} ->
 			stream_data(M, Stream#stream{remote = fin}, fin, <<>>);
@@ -545,7 +543,7 @@ frame(M, {window_update, StreamID, Increment}) ->
 		#{StreamID := Stream = #stream{send_window = Window, queued = Queued}} ->
 			case Window + Increment of
 				New when New > ?MAX_WINDOW ->
-					stream_error(M, StreamID, flow_control_error,
+					mustang_http2_machine_send:stream_error(M, StreamID, flow_control_error,
 						'The stream flow-control window exceeded 2^31-1. (RFC9113 6.9.1)');
 				New ->
 					M2 = case Queued of
@@ -585,7 +583,7 @@ header_block(M = #m{decoder = Decoder, opts = Opts, last_stream_id = Last}, Stre
 				true -> M#m{last_stream_id = StreamID, skipped = skip(Last, StreamID, M#m.skipped)};
 				false -> M
 			end,
-			stream_error(M2#m{decoder = Decoder2}, StreamID, protocol_error,
+			mustang_http2_machine_send:stream_error(M2#m{decoder = Decoder2}, StreamID, protocol_error,
 				'A stream cannot depend on itself. (RFC9113 5.3.1)')
 	end;
 header_block(M = #m{decoder = Decoder, opts = Opts}, StreamID, IsFin, Block) ->
@@ -604,7 +602,7 @@ headers_decoded(M = #m{streams = Streams, last_stream_id = Last}, StreamID, IsFi
 		#{StreamID := Stream = #stream{remote = open}} ->
 			trailers(M, Stream, IsFin, Result);
 		#{StreamID := _} ->
-			stream_error(M, StreamID, stream_closed,
+			mustang_http2_machine_send:stream_error(M, StreamID, stream_closed,
 				'HEADERS frame received on a half-closed stream. (RFC9113 5.1)');
 		_ when StreamID =< Last ->
 			case skipped(StreamID, M#m.skipped) of
@@ -630,22 +628,22 @@ skipped(StreamID, Skipped) ->
 	lists:any(fun({From, To}) -> StreamID >= From andalso StreamID =< To end, Skipped).
 
 trailers(M, #stream{id = StreamID}, nofin, _) ->
-	stream_error(M, StreamID, protocol_error, 'Trailers must end the stream. (RFC9113 8.1)');
+	mustang_http2_machine_send:stream_error(M, StreamID, protocol_error, 'Trailers must end the stream. (RFC9113 8.1)');
 trailers(M, #stream{id = StreamID}, fin, too_large) ->
-	stream_error(M, StreamID, protocol_error, 'The trailers are larger than max_header_list_size.');
+	mustang_http2_machine_send:stream_error(M, StreamID, protocol_error, 'The trailers are larger than max_header_list_size.');
 trailers(M, #stream{id = StreamID}, fin, {ok, Fields}) ->
 	case mustang_http2_headers:trailers(Fields) of
 		ok -> data_end(event({trailers, StreamID, Fields}, M), StreamID, fin);
-		{error, Reason} -> stream_error(M, StreamID, protocol_error, Reason)
+		{error, Reason} -> mustang_http2_machine_send:stream_error(M, StreamID, protocol_error, Reason)
 	end.
 
 new_stream(M = #m{shutdown = goaway}, StreamID, _, _) ->
 	%% After the final GOAWAY, new streams are refused (RFC 9113 6.8).
-	rst(StreamID, refused_stream, M);
+	mustang_http2_machine_send:rst(StreamID, refused_stream, M);
 new_stream(M = #m{streams = Streams, pushed = Pushed, opts = #{max_concurrent_streams := Max}},
 		StreamID, _, _) when map_size(Streams) - Pushed >= Max ->
 	M2 = cancel_rate(M),
-	rst(StreamID, refused_stream, M2);
+	mustang_http2_machine_send:rst(StreamID, refused_stream, M2);
 new_stream(M, StreamID, IsFin, too_large) ->
 	%% RFC 9113 10.5.1: answer 431 rather than process the request.
 	event({early_error, StreamID, IsFin, 431, header_list_too_large}, M);
@@ -653,31 +651,11 @@ new_stream(M = #m{opts = Opts}, StreamID, IsFin, {ok, Fields}) ->
 	case mustang_http2_headers:request(Fields,
 			#{enable_connect_protocol => maps:get(enable_connect_protocol, Opts)}) of
 		{ok, Request} ->
-			open_stream(M, StreamID, Request, IsFin);
+			mustang_http2_machine_send:open_stream(M, StreamID, Request, IsFin);
 		{error, connect_not_supported} ->
 			event({early_error, StreamID, IsFin, 501, connect_not_supported}, M);
 		{error, Reason} ->
-			rst(StreamID, protocol_error, event({malformed, StreamID, Reason}, M))
-	end.
-
-%% A request becomes a stream: {headers, ...} for the caller. A request that
-%% announces a body but ends now is malformed (RFC 9113 8.1.1). Exported for
-%% mustang_http2_machine_send only.
--spec open_stream(#m{}, stream_id(), mustang_http2_headers:request(), mustang_http2_frame:fin())
-	-> #m{}.
-open_stream(M = #m{streams = Streams, local_initial_window = RecvWindow,
-		peer_initial_window = SendWindow, win_target = WinTarget}, StreamID, Request, IsFin) ->
-	#{method := Method, content_length := Expected} = Request,
-	case {IsFin, Expected} of
-		{fin, N} when N =/= undefined, N =/= 0 ->
-			rst(StreamID, protocol_error, M);
-		_ ->
-			Stream = #stream{id = StreamID,
-				remote = case IsFin of fin -> fin; nofin -> open end,
-				head = Method =:= <<"HEAD">>,
-				recv_window = RecvWindow, win_target = WinTarget, recv_expected = Expected,
-				send_window = SendWindow},
-			event({headers, StreamID, IsFin, Request}, M#m{streams = Streams#{StreamID => Stream}})
+			mustang_http2_machine_send:rst(StreamID, protocol_error, event({malformed, StreamID, Reason}, M))
 	end.
 
 rst_stream_frame(M = #m{streams = Streams, last_stream_id = Last}, StreamID, Code) ->
@@ -690,26 +668,17 @@ rst_stream_frame(M = #m{streams = Streams, last_stream_id = Last}, StreamID, Cod
 				true -> M;
 				false -> cancel_rate(M)
 			end,
-			event({rst_stream, StreamID, Code}, forget_stream(StreamID, M2));
+			event({rst_stream, StreamID, Code}, mustang_http2_machine_send:forget_stream(StreamID, M2));
 		_ when StreamID rem 2 =:= 1, StreamID > Last; StreamID rem 2 =:= 0, StreamID >= M#m.next_push_id ->
 			connection_error(protocol_error, 'RST_STREAM frame on an idle stream. (RFC9113 6.4)');
 		_ ->
 			M
 	end.
 
-rst(StreamID, Code, M) ->
-	out(mustang_http2_frame:rst_stream(StreamID, Code), 13, M).
-
-%% Stream errors (RFC 9113 5.4.2): RST_STREAM, the stream is forgotten.
-%% Exported for mustang_http2_machine_send only.
--spec stream_error(#m{}, stream_id(), code(), atom()) -> #m{}.
-stream_error(M, StreamID, Code, Reason) ->
-	event({stream_error, StreamID, Code, Reason}, forget_stream(StreamID, rst(StreamID, Code, M))).
-
 %% The caller resets a stream (RST_STREAM with Code).
 -spec reset_stream(stream_id(), code(), machine()) -> machine().
 reset_stream(StreamID, Code, M) ->
-	forget_stream(StreamID, rst(StreamID, Code, M)).
+	mustang_http2_machine_send:forget_stream(StreamID, mustang_http2_machine_send:rst(StreamID, Code, M)).
 
 %% The caller is done with a stream whose response is sent. A request body
 %% still coming is not needed: RST_STREAM NO_ERROR tells the client to stop
@@ -718,19 +687,9 @@ reset_stream(StreamID, Code, M) ->
 close_stream(StreamID, M = #m{streams = Streams}) ->
 	case Streams of
 		#{StreamID := #stream{remote = open}} ->
-			forget_stream(StreamID, rst(StreamID, no_error, M));
+			mustang_http2_machine_send:forget_stream(StreamID, mustang_http2_machine_send:rst(StreamID, no_error, M));
 		_ ->
-			forget_stream(StreamID, M)
-	end.
-
-forget_stream(StreamID, M = #m{streams = Streams, pushed = Pushed, queued = ConnQueued}) ->
-	case Streams of
-		#{StreamID := #stream{queued = Queued}} ->
-			M#m{streams = maps:remove(StreamID, Streams),
-				pushed = case StreamID rem 2 of 0 -> Pushed - 1; 1 -> Pushed end,
-				queued = ConnQueued - Queued, sending = lists:delete(StreamID, M#m.sending)};
-		_ ->
-			M
+			mustang_http2_machine_send:forget_stream(StreamID, M)
 	end.
 
 %% Settings (RFC 9113 6.5.2).

@@ -1,7 +1,8 @@
-%% The sending side of mustang_http2_machine (a part of it, split off for
-%% size; pure like it): response heads, the per-stream send queues served as
-%% the flow-control windows allow, and the limits that hold handlers back.
-%% Only mustang_http2_machine calls it. No options of its own (the machine's
+%% The stream side of mustang_http2_machine (a part of it, split off for
+%% size; pure like it, and below it: it never calls the machine): streams
+%% opened, reset and forgotten, response heads, the per-stream send queues
+%% served as the flow-control windows allow, and the limits that hold
+%% handlers back. Only mustang_http2_machine calls it. No options of its own (the machine's
 %% connection_send_buffer_size, stream_send_buffer_size and read_file).
 -module(mustang_http2_machine_send).
 
@@ -12,10 +13,15 @@
 -export([flush_streams/1]).
 -export([can_push/1]).
 -export([push/3]).
+-export([open_stream/4]).
+-export([rst/3]).
+-export([stream_error/4]).
+-export([forget_stream/2]).
 
 -include("mustang_http2_machine.hrl").
 
 -type stream_id() :: mustang_http2_frame:stream_id().
+-type code() :: mustang_http2_frame:error_code().
 
 out(Data, Size, M = #m{out = Out, out_size = OutSize}) ->
 	M#m{out = [Out, Data], out_size = OutSize + Size}.
@@ -172,7 +178,7 @@ flush_stream(StreamID, M = #m{streams = Streams}) ->
 				{M2, Stream2} ->
 					M2#m{streams = (M2#m.streams)#{StreamID => Stream2}};
 				{error, M2, Path, Reason} ->
-					mustang_http2_machine:stream_error(event({sendfile_error, StreamID, Path, Reason}, M2), StreamID,
+					stream_error(event({sendfile_error, StreamID, Path, Reason}, M2), StreamID,
 						internal_error, 'The response body could not be read.')
 			end;
 		_ ->
@@ -286,7 +292,7 @@ push(M = #m{encoder = Encoder, max_frame_size_sent = MaxFrame, next_push_id = Pr
 			{Block, Encoder2} = mustang_hpack:encode(Fields, Encoder),
 			M2 = out(mustang_http2_frame:push_promise_frames(StreamID, PromisedID, Block, MaxFrame),
 				iolist_size(Block) + 13, M#m{encoder = Encoder2, next_push_id = PromisedID + 2}),
-			M3 = mustang_http2_machine:open_stream(M2, PromisedID, Request, fin),
+			M3 = open_stream(M2, PromisedID, Request, fin),
 			case is_map_key(PromisedID, M3#m.streams) of
 				true -> M3#m{pushed = M3#m.pushed + 1};
 				false -> M3
@@ -295,3 +301,43 @@ push(M = #m{encoder = Encoder, max_frame_size_sent = MaxFrame, next_push_id = Pr
 			event({push_invalid, FullPath, Reason}, M)
 	end.
 
+%% Streams.
+
+%% A request becomes a stream: {headers, ...} for the caller. A request that
+%% announces a body but ends now is malformed (RFC 9113 8.1.1).
+-spec open_stream(#m{}, stream_id(), mustang_http2_headers:request(), mustang_http2_frame:fin())
+	-> #m{}.
+open_stream(M = #m{streams = Streams, local_initial_window = RecvWindow,
+		peer_initial_window = SendWindow, win_target = WinTarget}, StreamID, Request, IsFin) ->
+	#{method := Method, content_length := Expected} = Request,
+	case {IsFin, Expected} of
+		{fin, N} when N =/= undefined, N =/= 0 ->
+			rst(StreamID, protocol_error, M);
+		_ ->
+			Stream = #stream{id = StreamID,
+				remote = case IsFin of fin -> fin; nofin -> open end,
+				head = Method =:= <<"HEAD">>,
+				recv_window = RecvWindow, win_target = WinTarget, recv_expected = Expected,
+				send_window = SendWindow},
+			event({headers, StreamID, IsFin, Request}, M#m{streams = Streams#{StreamID => Stream}})
+	end.
+
+-spec rst(stream_id(), code(), #m{}) -> #m{}.
+rst(StreamID, Code, M) ->
+	out(mustang_http2_frame:rst_stream(StreamID, Code), 13, M).
+
+%% Stream errors (RFC 9113 5.4.2): RST_STREAM, the stream is forgotten.
+-spec stream_error(#m{}, stream_id(), code(), atom()) -> #m{}.
+stream_error(M, StreamID, Code, Reason) ->
+	event({stream_error, StreamID, Code, Reason}, forget_stream(StreamID, rst(StreamID, Code, M))).
+
+-spec forget_stream(stream_id(), #m{}) -> #m{}.
+forget_stream(StreamID, M = #m{streams = Streams, pushed = Pushed, queued = ConnQueued}) ->
+	case Streams of
+		#{StreamID := #stream{queued = Queued}} ->
+			M#m{streams = maps:remove(StreamID, Streams),
+				pushed = case StreamID rem 2 of 0 -> Pushed - 1; 1 -> Pushed end,
+				queued = ConnQueued - Queued, sending = lists:delete(StreamID, M#m.sending)};
+		_ ->
+			M
+	end.
