@@ -149,8 +149,13 @@ upgrade(Request, PeerSettings, Now, M0) ->
 	end).
 
 %% Runs Fun, collecting its events; connection errors are thrown inside.
+%% Without events the result is {ok, [], M}, or {more, M} when asked.
 run(M0, Now, Fun) ->
+	run(M0, Now, Fun, ok).
+
+run(M0, Now, Fun, NoEvents) ->
 	try Fun(M0#m{now = Now}) of
+		M = #m{events = []} when NoEvents =:= more -> {more, M};
 		M -> {ok, lists:reverse(M#m.events), M#m{events = []}}
 	catch
 		throw:{connection_error, M, Code, Reason} ->
@@ -219,15 +224,7 @@ stream(StreamID, #m{streams = Streams}) ->
 
 -spec parse(binary(), integer(), machine()) -> {more, machine()} | result().
 parse(Data, Now, M0) ->
-	try socket_data(M0#m{now = Now}, Data) of
-		M = #m{events = []} -> {more, M};
-		M -> {ok, lists:reverse(M#m.events), M#m{events = []}}
-	catch
-		throw:{connection_error, M, Code, Reason} ->
-			{error, {connection_error, Code, Reason}, M#m{events = []}};
-		throw:{connection_error, Code, Reason} ->
-			{error, {connection_error, Code, Reason}, M0#m{now = Now}}
-	end.
+	run(M0, Now, fun(M) -> socket_data(M, Data) end, more).
 
 socket_data(M = #m{partial = none, buffer = <<>>}, Data) ->
 	frames(M, Data);
