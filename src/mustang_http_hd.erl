@@ -1,4 +1,9 @@
 %% HTTP header value parsers (RFC 9110, RFC 9112, RFC 6265, RFC 6455, RFC 7239 practice).
+%% This is the API: callers use it for every field. The content negotiation
+%% and credentials fields (Accept*, Authorization) are parsed by
+%% mustang_http_hd_accept, which the functions here delegate to, and the grammar
+%% shared by the parsers (lists, tokens, parameters, qvalues...) is in
+%% mustang_http_hd_grammar; neither calls this module. No options.
 %%
 %% Contract: strict when parsing. Every parser takes the raw field value and
 %% returns {ok, Value} or {error, {value_error, 400, Reason}} (mustang_error,
@@ -54,43 +59,24 @@
 -export([parse_vary/1]).
 -export([parse_x_forwarded_for/1]).
 
--type qvalue() :: 0..1000.
--type params() :: [{binary(), binary()}].
--type media_type() :: {binary(), binary(), params()}.
--type accept_ext() :: [{binary(), binary()} | binary()].
+-import(mustang_http_hd_grammar, [list/2, nonempty_list/2, token/1, token_lc/1,
+	token_ci/1, number/1, media_type/1, params/2, param_sep/1, param_value/1, qvalue/1,
+	auth_param/1, at_end/2, ows/1, trim/1, lower/1]).
+
+-type qvalue() :: mustang_http_hd_grammar:qvalue().
+-type media_type() :: mustang_http_hd_grammar:media_type().
+-type accept_ext() :: mustang_http_hd_accept:accept_ext().
 -type etag() :: {strong | weak, binary()}.
 -type byte_range() :: {non_neg_integer(), non_neg_integer() | infinity} | neg_integer() | 0.
 -type range() :: {bytes, [byte_range(), ...]} | {binary(), binary()}.
--type credentials() :: {basic, binary(), binary()} | {bearer, binary()}
-	| {digest, [{binary(), binary()}, ...]}.
+-type credentials() :: mustang_http_hd_accept:credentials().
 -export_type([qvalue/0]).
 -export_type([media_type/0]).
 -export_type([etag/0]).
 -export_type([range/0]).
 -export_type([credentials/0]).
 
-%% Parses one element at the start of a binary and returns the rest.
--type elem_fun() :: fun((binary()) -> {ok, term(), binary()} | error).
-
--define(MAX_INT, 16#ffffffffffffffff).
-
--define(IS_WS(C), (C =:= $\s orelse C =:= $\t)).
--define(IS_DIGIT(C), (C >= $0 andalso C =< $9)).
--define(IS_ALPHA(C), ((C >= $a andalso C =< $z) orelse (C >= $A andalso C =< $Z))).
--define(IS_ALNUM(C), (?IS_ALPHA(C) orelse ?IS_DIGIT(C))).
--define(IS_HEX(C), (?IS_DIGIT(C) orelse (C >= $a andalso C =< $f)
-	orelse (C >= $A andalso C =< $F))).
--define(IS_TCHAR(C), (?IS_ALNUM(C) orelse C =:= $! orelse C =:= $# orelse C =:= $$
-	orelse C =:= $% orelse C =:= $& orelse C =:= $' orelse C =:= $* orelse C =:= $+
-	orelse C =:= $- orelse C =:= $. orelse C =:= $^ orelse C =:= $_ orelse C =:= $`
-	orelse C =:= $| orelse C =:= $~)).
-%% VCHAR and obs-text.
--define(IS_VISIBLE(C), (C >= 16#21 andalso C =/= 16#7f)).
-%% unreserved and sub-delims of RFC 3986.
--define(IS_URI_CHAR(C), (?IS_ALNUM(C) orelse C =:= $- orelse C =:= $. orelse C =:= $_
-	orelse C =:= $~ orelse C =:= $! orelse C =:= $$ orelse C =:= $& orelse C =:= $'
-	orelse C =:= $( orelse C =:= $) orelse C =:= $* orelse C =:= $+ orelse C =:= $,
-	orelse C =:= $; orelse C =:= $=)).
+-include("mustang_http_hd.hrl").
 
 %% Dispatch.
 
@@ -144,282 +130,47 @@ has_token(Name, Token, Headers) ->
 			false
 	end.
 
-%% Accept (RFC 9110 12.5.1), with the accept-ext parameters after the weight that
-%% RFC 7231 allowed and Cowboy returns.
+%% Accept (RFC 9110 12.5.1), Accept-Charset (12.5.2), Accept-Encoding (12.5.3),
+%% Accept-Language (12.5.4), Authorization and Proxy-Authorization (11.6.2,
+%% 11.7.2): in mustang_http_hd_accept.
 
 -spec parse_accept(binary())
 	-> {ok, [{media_type(), qvalue(), accept_ext()}]} | {error, mustang_error:value_error()}.
-parse_accept(Bin) ->
-	result(list(Bin, fun media_range/1), invalid_accept).
-
--spec media_range(binary()) -> {ok, {media_type(), qvalue(), accept_ext()}, binary()} | error.
-media_range(Bin) ->
-	case media_type(Bin) of
-		{ok, {<<"*">>, SubType}, _} when SubType =/= <<"*">> -> error;
-		{ok, {Type, SubType}, Rest} -> accept_params(Rest, Type, SubType, []);
-		error -> error
-	end.
-
--spec accept_params(binary(), binary(), binary(), params())
-	-> {ok, {media_type(), qvalue(), accept_ext()}, binary()} | error.
-accept_params(Bin, Type, SubType, Acc) ->
-	case param_sep(Bin) of
-		{ok, Rest} -> accept_param(Rest, Type, SubType, Acc);
-		{done, Rest} -> {ok, {{Type, SubType, lists:reverse(Acc)}, 1000, []}, Rest}
-	end.
-
--spec accept_param(binary(), binary(), binary(), params())
-	-> {ok, {media_type(), qvalue(), accept_ext()}, binary()} | error.
-accept_param(Bin, Type, SubType, Acc) ->
-	case param(Bin) of
-		empty ->
-			accept_params(Bin, Type, SubType, Acc);
-		{ok, <<"q">>, _, _} ->
-			accept_weight(Bin, Type, SubType, Acc);
-		{ok, Name, Value, Rest} ->
-			accept_params(Rest, Type, SubType, [{Name, Value} | Acc]);
-		error ->
-			error
-	end.
-
-%% The weight is not a generic parameter: its value is a bare qvalue.
--spec accept_weight(binary(), binary(), binary(), params())
-	-> {ok, {media_type(), qvalue(), accept_ext()}, binary()} | error.
-accept_weight(<<_, $=, Bin/binary>>, Type, SubType, Acc) ->
-	case qvalue(Bin) of
-		{ok, Q, Rest} -> accept_exts(Rest, {Type, SubType, lists:reverse(Acc)}, Q, []);
-		error -> error
-	end.
-
--spec accept_exts(binary(), media_type(), qvalue(), accept_ext())
-	-> {ok, {media_type(), qvalue(), accept_ext()}, binary()} | error.
-accept_exts(Bin, MediaType, Q, Acc) ->
-	case param_sep(Bin) of
-		{ok, Rest} -> accept_ext(Rest, MediaType, Q, Acc);
-		{done, Rest} -> {ok, {MediaType, Q, lists:reverse(Acc)}, Rest}
-	end.
-
--spec accept_ext(binary(), media_type(), qvalue(), accept_ext())
-	-> {ok, {media_type(), qvalue(), accept_ext()}, binary()} | error.
-accept_ext(Bin, MediaType, Q, Acc) ->
-	case token_lc(Bin) of
-		{<<>>, _} ->
-			accept_exts(Bin, MediaType, Q, Acc);
-		{Name, <<$=, Rest0/binary>>} ->
-			case param_value(Rest0) of
-				{ok, Value, Rest} -> accept_exts(Rest, MediaType, Q, [{Name, Value} | Acc]);
-				error -> error
-			end;
-		{Name, Rest} ->
-			accept_exts(Rest, MediaType, Q, [Name | Acc])
-	end.
-
-%% Accept-Charset (RFC 9110 12.5.2), Accept-Encoding (12.5.3), Accept-Language (12.5.4).
+parse_accept(Bin) -> mustang_http_hd_accept:parse_accept(Bin).
 
 -spec parse_accept_charset(binary())
 	-> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
-parse_accept_charset(Bin) ->
-	result(list(Bin, fun(B) -> weighted(B, fun token_ci/1) end), invalid_accept_charset).
+parse_accept_charset(Bin) -> mustang_http_hd_accept:parse_accept_charset(Bin).
 
 -spec parse_accept_encoding(binary())
 	-> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
-parse_accept_encoding(Bin) ->
-	result(list(Bin, fun(B) -> weighted(B, fun token_ci/1) end), invalid_accept_encoding).
+parse_accept_encoding(Bin) -> mustang_http_hd_accept:parse_accept_encoding(Bin).
 
 -spec parse_accept_language(binary())
 	-> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
-parse_accept_language(Bin) ->
-	result(list(Bin, fun(B) -> weighted(B, fun language_range/1) end),
-		invalid_accept_language).
-
--spec weighted(binary(), elem_fun()) -> {ok, {binary(), qvalue()}, binary()} | error.
-weighted(Bin, Fun) ->
-	case Fun(Bin) of
-		{ok, Value, Rest0} ->
-			case weight(Rest0) of
-				{ok, Q, Rest} -> {ok, {Value, Q}, Rest};
-				error -> error
-			end;
-		error ->
-			error
-	end.
-
-%% weight = OWS ";" OWS "q=" qvalue
--spec weight(binary()) -> {ok, qvalue(), binary()} | error.
-weight(Bin) ->
-	case ows(Bin) of
-		<<$;, Rest0/binary>> ->
-			case ows(Rest0) of
-				<<Q, $=, Rest/binary>> when Q =:= $q; Q =:= $Q -> qvalue(Rest);
-				_ -> error
-			end;
-		Rest ->
-			{ok, 1000, Rest}
-	end.
-
-%% qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] ), in thousandths.
--spec qvalue(binary()) -> {ok, qvalue(), binary()} | error.
-qvalue(<<$0, $., Rest/binary>>) -> qfraction(Rest, 100, 0);
-qvalue(<<$0, Rest/binary>>) -> {ok, 0, Rest};
-qvalue(<<$1, $., Rest/binary>>) -> qone(Rest, 3);
-qvalue(<<$1, Rest/binary>>) -> {ok, 1000, Rest};
-qvalue(_) -> error.
-
--spec qfraction(binary(), 0..100, qvalue()) -> {ok, qvalue(), binary()}.
-qfraction(<<C, Rest/binary>>, Weight, Acc) when ?IS_DIGIT(C), Weight > 0 ->
-	qfraction(Rest, Weight div 10, Acc + (C - $0) * Weight);
-qfraction(Rest, _, Acc) ->
-	{ok, Acc, Rest}.
-
--spec qone(binary(), 0..3) -> {ok, 1000, binary()}.
-qone(<<$0, Rest/binary>>, N) when N > 0 -> qone(Rest, N - 1);
-qone(Rest, _) -> {ok, 1000, Rest}.
-
-%% language-range = ( 1*8ALPHA *( "-" 1*8alphanum ) ) / "*" (RFC 4647 2.1)
--spec language_range(binary()) -> {ok, binary(), binary()} | error.
-language_range(<<$*, Rest/binary>>) ->
-	{ok, <<"*">>, Rest};
-language_range(Bin) ->
-	language_tag(Bin).
-
--spec language_tag(binary()) -> {ok, binary(), binary()} | error.
-language_tag(Bin) ->
-	language_primary(Bin, Bin, 0).
-
--spec language_primary(binary(), binary(), non_neg_integer()) -> {ok, binary(), binary()} | error.
-language_primary(<<C, Rest/binary>>, Bin, N) when ?IS_ALPHA(C), N < 8 ->
-	language_primary(Rest, Bin, N + 1);
-language_primary(<<$-, Rest/binary>>, Bin, N) when N > 0 ->
-	language_sub(Rest, Bin, N + 1, 0);
-language_primary(Rest, Bin, N) when N > 0 ->
-	{ok, lower(binary:part(Bin, 0, N)), Rest};
-language_primary(_, _, _) ->
-	error.
-
--spec language_sub(binary(), binary(), non_neg_integer(), non_neg_integer())
-	-> {ok, binary(), binary()} | error.
-language_sub(<<C, Rest/binary>>, Bin, N, M) when ?IS_ALNUM(C), M < 8 ->
-	language_sub(Rest, Bin, N + 1, M + 1);
-language_sub(<<$-, Rest/binary>>, Bin, N, M) when M > 0 ->
-	language_sub(Rest, Bin, N + 1, 0);
-language_sub(Rest, Bin, N, M) when M > 0 ->
-	{ok, lower(binary:part(Bin, 0, N)), Rest};
-language_sub(_, _, _, _) ->
-	error.
-
-%% Authorization and Proxy-Authorization (RFC 9110 11.6.2, 11.7.2).
-%% credentials = auth-scheme [ 1*SP ( token68 / #auth-param ) ]
-%% Only the Basic (RFC 7617), Bearer (RFC 6750) and Digest (RFC 7616) schemes are
-%% understood; other schemes give an error too.
+parse_accept_language(Bin) -> mustang_http_hd_accept:parse_accept_language(Bin).
 
 -spec parse_authorization(binary())
 	-> {ok, credentials()} | {error, mustang_error:value_error()}.
-parse_authorization(Bin) ->
-	case token_lc(ows(Bin)) of
-		{<<>>, _} -> bad(invalid_authorization);
-		{Scheme, <<$\s, Rest/binary>>} -> credentials(Scheme, skip_sp(Rest));
-		{Scheme, Rest} -> credentials_end(Scheme, ows(Rest))
-	end.
-
-%% A scheme alone is valid syntax, but none of the understood schemes allows it.
--spec credentials_end(binary(), binary())
-	-> {error, mustang_error:value_error()}.
-credentials_end(Scheme, <<>>) when Scheme =/= <<"basic">>, Scheme =/= <<"bearer">>,
-		Scheme =/= <<"digest">> ->
-	bad(unsupported_auth_scheme);
-credentials_end(_, _) ->
-	bad(invalid_authorization).
-
--spec credentials(binary(), binary())
-	-> {ok, credentials()} | {error, mustang_error:value_error()}.
-credentials(<<"basic">>, Bin) ->
-	result(basic(token68(Bin)), invalid_authorization);
-credentials(<<"bearer">>, Bin) ->
-	case token68(Bin) of
-		{ok, Token} -> {ok, {bearer, Token}};
-		error -> bad(invalid_authorization)
-	end;
-credentials(<<"digest">>, Bin) ->
-	case nonempty_list(Bin, fun auth_param/1) of
-		{ok, Params} -> {ok, {digest, Params}};
-		error -> bad(invalid_authorization)
-	end;
-credentials(_, _) ->
-	bad(unsupported_auth_scheme).
-
-%% The user-id may not contain a colon, the password may (RFC 7617 2).
--spec basic({ok, binary()} | error) -> {ok, {basic, binary(), binary()}} | error.
-basic({ok, Token}) ->
-	try base64:decode(Token) of
-		Decoded ->
-			case binary:split(Decoded, <<":">>) of
-				[User, Password] -> {ok, {basic, User, Password}};
-				[_] -> error
-			end
-	catch error:_ ->
-		error
-	end;
-basic(error) ->
-	error.
-
-%% token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
--spec token68(binary()) -> {ok, binary()} | error.
-token68(Bin) ->
-	token68(Bin, Bin, 0).
-
--spec token68(binary(), binary(), non_neg_integer()) -> {ok, binary()} | error.
-token68(<<C, Rest/binary>>, Bin, N) when ?IS_ALNUM(C); C =:= $-; C =:= $.; C =:= $_;
-		C =:= $~; C =:= $+; C =:= $/ ->
-	token68(Rest, Bin, N + 1);
-token68(Rest, Bin, N) when N > 0 ->
-	token68_padding(Rest, Bin, N);
-token68(_, _, _) ->
-	error.
-
--spec token68_padding(binary(), binary(), non_neg_integer()) -> {ok, binary()} | error.
-token68_padding(<<$=, Rest/binary>>, Bin, N) ->
-	token68_padding(Rest, Bin, N + 1);
-token68_padding(Rest, Bin, N) ->
-	case ows(Rest) of
-		<<>> -> {ok, binary:part(Bin, 0, N)};
-		_ -> error
-	end.
-
-%% auth-param = token BWS "=" BWS ( token / quoted-string )
--spec auth_param(binary()) -> {ok, {binary(), binary()}, binary()} | error.
-auth_param(Bin) ->
-	case token_lc(Bin) of
-		{<<>>, _} ->
-			error;
-		{Name, Rest0} ->
-			case ows(Rest0) of
-				<<$=, Rest1/binary>> ->
-					case param_value(ows(Rest1)) of
-						{ok, Value, Rest} -> {ok, {Name, Value}, Rest};
-						error -> error
-					end;
-				_ ->
-					error
-			end
-	end.
+parse_authorization(Bin) -> mustang_http_hd_accept:parse_authorization(Bin).
 
 %% Connection (RFC 9110 7.6.1): the options are case-insensitive.
 
 -spec parse_connection(binary()) -> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_connection(Bin) ->
-	result(nonempty_list(Bin, fun token_ci/1), invalid_connection).
+	result(nonempty_list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_connection).
 
 %% Content-Encoding (RFC 9110 8.4) and Content-Language (8.5).
 
 -spec parse_content_encoding(binary())
 	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_content_encoding(Bin) ->
-	result(nonempty_list(Bin, fun token_ci/1), invalid_content_encoding).
+	result(nonempty_list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_content_encoding).
 
 -spec parse_content_language(binary())
 	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_content_language(Bin) ->
-	result(nonempty_list(Bin, fun language_tag/1), invalid_content_language).
+	result(nonempty_list(Bin, fun mustang_http_hd_grammar:language_tag/1), invalid_content_language).
 
 %% Content-Length (RFC 9110 8.6, RFC 9112 6.3). A list of identical values, as
 %% left behind by a proxy that merged duplicate fields, stands for that value.
@@ -459,81 +210,6 @@ parse_content_type(Bin) ->
 		error ->
 			bad(invalid_content_type)
 	end.
-
-%% type "/" subtype, both lowercased.
--spec media_type(binary()) -> {ok, {binary(), binary()}, binary()} | error.
-media_type(Bin) ->
-	case token_lc(Bin) of
-		{<<>>, _} ->
-			error;
-		{Type, <<$/, Rest0/binary>>} ->
-			case token_lc(Rest0) of
-				{<<>>, _} -> error;
-				{SubType, Rest} -> {ok, {Type, SubType}, Rest}
-			end;
-		_ ->
-			error
-	end.
-
-%% parameters = *( OWS ";" OWS [ parameter ] )
--spec params(binary(), params()) -> {ok, params(), binary()} | error.
-params(Bin, Acc) ->
-	case param_sep(Bin) of
-		{ok, Rest0} ->
-			case param(Rest0) of
-				empty -> params(Rest0, Acc);
-				{ok, Name, Value, Rest} -> params(Rest, [{Name, Value} | Acc]);
-				error -> error
-			end;
-		{done, Rest} ->
-			{ok, lists:reverse(Acc), Rest}
-	end.
-
-%% Consumes OWS ";" OWS when it is there.
--spec param_sep(binary()) -> {ok, binary()} | {done, binary()}.
-param_sep(Bin) ->
-	case ows(Bin) of
-		<<$;, Rest/binary>> -> {ok, ows(Rest)};
-		Rest -> {done, Rest}
-	end.
-
-%% parameter = parameter-name "=" parameter-value; the name is lowercased, and so
-%% is the value of charset (RFC 9110 8.3.2).
--spec param(binary()) -> {ok, binary(), binary(), binary()} | empty | error.
-param(Bin) ->
-	case token_lc(Bin) of
-		{<<>>, _} ->
-			empty;
-		{Name, <<$=, Rest0/binary>>} ->
-			case param_value(Rest0) of
-				{ok, Value, Rest} when Name =:= <<"charset">> -> {ok, Name, lower(Value), Rest};
-				{ok, Value, Rest} -> {ok, Name, Value, Rest};
-				error -> error
-			end;
-		_ ->
-			error
-	end.
-
-%% parameter-value = ( token / quoted-string )
--spec param_value(binary()) -> {ok, binary(), binary()} | error.
-param_value(<<$", Rest/binary>>) ->
-	quoted_string(Rest, <<>>);
-param_value(Bin) ->
-	case token(Bin) of
-		{<<>>, _} -> error;
-		{Value, Rest} -> {ok, Value, Rest}
-	end.
-
-%% quoted-string = DQUOTE *( qdtext / quoted-pair ) DQUOTE (RFC 9110 5.6.4)
--spec quoted_string(binary(), binary()) -> {ok, binary(), binary()} | error.
-quoted_string(<<$", Rest/binary>>, Acc) ->
-	{ok, Acc, Rest};
-quoted_string(<<$\\, C, Rest/binary>>, Acc) when C =:= $\t; C >= 16#20, C =/= 16#7f ->
-	quoted_string(Rest, <<Acc/binary, C>>);
-quoted_string(<<C, Rest/binary>>, Acc) when C =:= $\t; C >= 16#20, C =/= 16#7f, C =/= $\\ ->
-	quoted_string(Rest, <<Acc/binary, C>>);
-quoted_string(_, _) ->
-	error.
 
 %% Cookie (RFC 6265 5.4).
 
@@ -823,7 +499,7 @@ ws_extension_param(Bin, Name, Acc) ->
 -spec parse_sec_websocket_protocol(binary())
 	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_sec_websocket_protocol(Bin) ->
-	result(nonempty_list(Bin, fun token_cs/1), invalid_sec_websocket_protocol).
+	result(nonempty_list(Bin, fun mustang_http_hd_grammar:token_cs/1), invalid_sec_websocket_protocol).
 
 %% Sec-WebSocket-Version (RFC 6455 11.3.5): one version number, 0..255, without
 %% leading zeros.
@@ -883,7 +559,7 @@ t_coding_param(Bin, Coding) ->
 
 -spec parse_trailer(binary()) -> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_trailer(Bin) ->
-	result(nonempty_list(Bin, fun token_ci/1), invalid_trailer).
+	result(nonempty_list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_trailer).
 
 %% Transfer-Encoding (RFC 9112 6.1). Transfer parameters are rejected: no coding in
 %% use has any, and this field is where request smuggling starts.
@@ -891,7 +567,7 @@ parse_trailer(Bin) ->
 -spec parse_transfer_encoding(binary())
 	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_transfer_encoding(Bin) ->
-	result(nonempty_list(Bin, fun token_ci/1), invalid_transfer_encoding).
+	result(nonempty_list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_transfer_encoding).
 
 %% Upgrade (RFC 9110 7.8): protocol = protocol-name ["/" protocol-version],
 %% lowercased as recipients compare them case-insensitively.
@@ -918,7 +594,7 @@ protocol(Bin) ->
 
 -spec parse_vary(binary()) -> {ok, [binary()]} | {error, mustang_error:value_error()}.
 parse_vary(Bin) ->
-	result(list(Bin, fun token_ci/1), invalid_vary).
+	result(list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_vary).
 
 %% X-Forwarded-For (de facto): a list of nodes, each returned as sent. A node is
 %% any run of visible characters other than a comma.
@@ -940,107 +616,7 @@ forwarded_node(Rest, Bin, N) when N > 0 ->
 forwarded_node(_, _, _) ->
 	error.
 
-%% Lists (RFC 9110 5.6.1).
-%% A recipient accepts empty elements and ignores them.
-
--spec list(binary(), elem_fun()) -> {ok, list()} | error.
-list(Bin, Fun) ->
-	list_elem(Bin, Fun, []).
-
--spec nonempty_list(binary(), elem_fun()) -> {ok, nonempty_list()} | error.
-nonempty_list(Bin, Fun) ->
-	case list(Bin, Fun) of
-		{ok, [_ | _]} = Result -> Result;
-		_ -> error
-	end.
-
--spec list_elem(binary(), elem_fun(), list()) -> {ok, list()} | error.
-list_elem(<<C, Rest/binary>>, Fun, Acc) when ?IS_WS(C); C =:= $, ->
-	list_elem(Rest, Fun, Acc);
-list_elem(<<>>, _, Acc) ->
-	{ok, lists:reverse(Acc)};
-list_elem(Bin, Fun, Acc) ->
-	case Fun(Bin) of
-		{ok, Elem, Rest} -> list_sep(ows(Rest), Fun, [Elem | Acc]);
-		error -> error
-	end.
-
--spec list_sep(binary(), elem_fun(), list()) -> {ok, list()} | error.
-list_sep(<<>>, _, Acc) ->
-	{ok, lists:reverse(Acc)};
-list_sep(<<$,, Rest/binary>>, Fun, Acc) ->
-	list_elem(Rest, Fun, Acc);
-list_sep(_, _, _) ->
-	error.
-
-%% Tokens (RFC 9110 5.6.2).
-
-%% Returns the longest token at the start of the binary, possibly empty.
--spec token(binary()) -> {binary(), binary()}.
-token(Bin) ->
-	token(Bin, Bin, 0).
-
--spec token(binary(), binary(), non_neg_integer()) -> {binary(), binary()}.
-token(<<C, Rest/binary>>, Bin, N) when ?IS_TCHAR(C) ->
-	token(Rest, Bin, N + 1);
-token(Rest, Bin, N) ->
-	{binary:part(Bin, 0, N), Rest}.
-
-%% Same as token/1, lowercased. The scan notes uppercase letters so that tokens
-%% already in lowercase, the usual case, are returned without copying.
--spec token_lc(binary()) -> {binary(), binary()}.
-token_lc(Bin) ->
-	token_lc(Bin, Bin, 0).
-
--spec token_lc(binary(), binary(), non_neg_integer()) -> {binary(), binary()}.
-token_lc(<<C, Rest/binary>>, Bin, N) when C >= $a, C =< $z; C =:= $-; ?IS_DIGIT(C) ->
-	token_lc(Rest, Bin, N + 1);
-token_lc(<<C, Rest/binary>>, Bin, N) when C >= $A, C =< $Z ->
-	token_upper(Rest, Bin, N + 1);
-token_lc(<<C, Rest/binary>>, Bin, N) when ?IS_TCHAR(C) ->
-	token_lc(Rest, Bin, N + 1);
-token_lc(Rest, Bin, N) ->
-	{binary:part(Bin, 0, N), Rest}.
-
--spec token_upper(binary(), binary(), non_neg_integer()) -> {binary(), binary()}.
-token_upper(<<C, Rest/binary>>, Bin, N) when ?IS_TCHAR(C) ->
-	token_upper(Rest, Bin, N + 1);
-token_upper(Rest, Bin, N) ->
-	{<< <<(lower_char(C))>> || <<C>> <= binary:part(Bin, 0, N) >>, Rest}.
-
-%% A non-empty case-insensitive token, lowercased.
--spec token_ci(binary()) -> {ok, binary(), binary()} | error.
-token_ci(Bin) ->
-	case token_lc(Bin) of
-		{<<>>, _} -> error;
-		{Token, Rest} -> {ok, Token, Rest}
-	end.
-
-%% A non-empty case-sensitive token.
--spec token_cs(binary()) -> {ok, binary(), binary()} | error.
-token_cs(Bin) ->
-	case token(Bin) of
-		{<<>>, _} -> error;
-		{Token, Rest} -> {ok, Token, Rest}
-	end.
-
-%% 1*DIGIT, at most ?MAX_INT.
--spec number(binary()) -> {ok, non_neg_integer(), binary()} | error.
-number(<<C, Rest/binary>>) when ?IS_DIGIT(C) ->
-	number(Rest, C - $0);
-number(_) ->
-	error.
-
--spec number(binary(), non_neg_integer()) -> {ok, non_neg_integer(), binary()} | error.
-number(<<C, Rest/binary>>, Acc) when ?IS_DIGIT(C) ->
-	case Acc * 10 + C - $0 of
-		N when N > ?MAX_INT -> error;
-		N -> number(Rest, N)
-	end;
-number(Rest, Acc) ->
-	{ok, Acc, Rest}.
-
-%% Helpers.
+%% Errors.
 
 -spec result({ok, Value} | error, atom()) -> {ok, Value} | {error, mustang_error:value_error()}.
 result({ok, Value}, _) -> {ok, Value};
@@ -1052,19 +628,8 @@ result(error, Field) -> bad(Field).
 bad(Field) ->
 	{error, {value_error, 400, reason(Field)}}.
 
+
 -spec reason(atom()) -> atom().
-reason(invalid_accept) ->
-	'The accept header must be a list of media ranges. (RFC9110 12.5.1)';
-reason(invalid_accept_charset) ->
-	'The accept-charset header must be a list of charsets with optional weights. (RFC9110 12.5.2)';
-reason(invalid_accept_encoding) ->
-	'The accept-encoding header must be a list of codings with optional weights. (RFC9110 12.5.3)';
-reason(invalid_accept_language) ->
-	'The accept-language header must be a list of language ranges with optional weights. (RFC9110 12.5.4)';
-reason(invalid_authorization) ->
-	'The authorization header must be a scheme and valid credentials. (RFC9110 11.6.2)';
-reason(unsupported_auth_scheme) ->
-	'Only the basic, bearer and digest authentication schemes are understood. (RFC9110 11.1)';
 reason(invalid_connection) ->
 	'The connection header must be a non-empty list of tokens. (RFC9110 7.6.1)';
 reason(invalid_content_encoding) ->
@@ -1109,52 +674,3 @@ reason(invalid_x_forwarded_for) ->
 	'The x-forwarded-for header must be a non-empty list of nodes. (RFC7239 6)';
 reason(unknown_header) ->
 	'There is no parser for this header. (Mustang unknown_header)'.
-
--spec at_end(Value, binary()) -> {ok, Value} | error.
-at_end(Value, Rest) ->
-	case ows(Rest) of
-		<<>> -> {ok, Value};
-		_ -> error
-	end.
-
--spec ows(binary()) -> binary().
-ows(<<C, Rest/binary>>) when ?IS_WS(C) ->
-	ows(Rest);
-ows(Bin) ->
-	Bin.
-
--spec skip_sp(binary()) -> binary().
-skip_sp(<<$\s, Rest/binary>>) ->
-	skip_sp(Rest);
-skip_sp(Bin) ->
-	Bin.
-
--spec trim(binary()) -> binary().
-trim(Bin) ->
-	trim_end(ows(Bin)).
-
--spec trim_end(binary()) -> binary().
-trim_end(<<>>) ->
-	<<>>;
-trim_end(Bin) ->
-	case binary:last(Bin) of
-		C when ?IS_WS(C) -> trim_end(binary:part(Bin, 0, byte_size(Bin) - 1));
-		_ -> Bin
-	end.
-
-%% Lowercases ASCII letters, without copying when there are none.
--spec lower(binary()) -> binary().
-lower(Bin) ->
-	case has_upper(Bin) of
-		true -> << <<(lower_char(C))>> || <<C>> <= Bin >>;
-		false -> Bin
-	end.
-
--spec has_upper(binary()) -> boolean().
-has_upper(<<C, _/binary>>) when C >= $A, C =< $Z -> true;
-has_upper(<<_, Rest/binary>>) -> has_upper(Rest);
-has_upper(<<>>) -> false.
-
--spec lower_char(byte()) -> byte().
-lower_char(C) when C >= $A, C =< $Z -> C + 32;
-lower_char(C) -> C.

@@ -16,7 +16,10 @@
 -define(EXCEPTIONS, [<<"max_keys">>, <<"unknown_header">>]).
 
 -define(CODECS, [mustang_http1_codec, mustang_ws_frame, mustang_utf8, mustang_ws_deflate,
-	mustang_http_hd, mustang_qs, mustang_cookie, mustang_date]).
+	mustang_http_hd, mustang_http_hd_accept, mustang_qs, mustang_cookie, mustang_date]).
+
+%% The header parsers keep their sentences in a reason/1 table.
+-define(REASON_TABLES, [mustang_http_hd, mustang_http_hd_accept]).
 
 %% The shape.
 
@@ -268,15 +271,18 @@ runtime_shape_test_() ->
 
 %% The static walk.
 
-%% Every {Class, Code, Reason} literal in a module's code, and for
-%% mustang_http_hd the sentences of its reason/1 table.
+%% Every {Class, Code, Reason} literal in a module's code, and for the
+%% header parsers (?REASON_TABLES) the sentences of their reason/1 tables.
 literals(Module) ->
 	{ok, {_, [{abstract_code, {raw_abstract_v1, Forms}}]}} =
 		beam_lib:chunks(code:which(Module), [abstract_code]),
 	lists:usort(walk(Forms, Module, [])).
 
-walk({function, _, reason, 1, Clauses}, mustang_http_hd, Acc) ->
-	[{value_error, 400, R} || {clause, _, _, _, [{atom, _, R}]} <- Clauses] ++ Acc;
+walk({function, _, reason, 1, Clauses}, M, Acc) ->
+	case lists:member(M, ?REASON_TABLES) of
+		true -> [{value_error, 400, R} || {clause, _, _, _, [{atom, _, R}]} <- Clauses] ++ Acc;
+		false -> walk(Clauses, M, Acc)
+	end;
 walk({tuple, _, [{atom, _, Class}, {integer, _, Code}, {atom, _, Reason}]}, _, Acc)
 		when Class =:= http_error; Class =:= ws_error; Class =:= value_error ->
 	[{Class, Code, Reason} | Acc];
@@ -308,6 +314,12 @@ static_coverage_test_() ->
 		?assertNotEqual([], Literals),
 		?assertEqual([], Literals -- Seen)
 	end} || M <- ?CODECS].
+
+%% The shared header grammar returns error and leaves the error shape, and its
+%% sentence, to the parser of each field.
+grammar_has_no_errors_test() ->
+	?assertEqual([], literals(mustang_http_hd_grammar)),
+	?assertEqual(error, mustang_http_hd_grammar:qvalue(<<"2">>)).
 
 %% mustang_http1 matches the codec's invalid-version error by its sentence to
 %% close on bytes that are not HTTP: the two must stay the same.
