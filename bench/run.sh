@@ -475,7 +475,9 @@ fi
 # --- report -------------------------------------------------------------------------
 {
   echo "elapsed: $((SECONDS - RUN_T0)) s in all"
-  ((${#WS_SELECTED[@]})) && echo "websocket: $WS_SECONDS s of wsload runs (reference server and demo)"
+  if ((${#WS_SELECTED[@]})); then
+    echo "websocket: $WS_SECONDS s of wsload runs (reference server and demo)"
+  fi
 } | tee -a "$RES/meta.txt"
 echo
 "$PY" "$ROOT/bench/report.py" "$RES" ${BASELINE:+"$BASELINE"} | tee "$RES/table.txt"

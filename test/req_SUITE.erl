@@ -98,6 +98,7 @@ tests() ->
 		bad_host,
 		req_from_other_process,
 		req_from_other_process_body,
+		req_from_other_process_interleaved,
 		set_env
 	].
 
@@ -142,7 +143,8 @@ routes(Config) ->
 		{"/stream/events", stream_h, events},
 		{"/stream/sendfile", stream_h, {sendfile, 3, 7, File}},
 		{"/other_process", other_process_h, []},
-		{"/other_process_body", other_process_body_h, []}
+		{"/other_process_body", other_process_body_h, []},
+		{"/other_process_interleaved", other_process_interleaved_h, []}
 	],
 	[
 		{"[...].hostinfo.test", [{"/host_info", echo_h, host_info}]},
@@ -787,6 +789,12 @@ req_from_other_process_body(Config) ->
 	?assertMatch(#{status := 200}, Resp),
 	#{body := RespBody} = Resp,
 	?assertEqual(<<"read 800000 bytes in another process">>, RespBody).
+
+req_from_other_process_interleaved(Config) ->
+	doc("The handler and a process it spawned take turns streaming the response "
+		"with the same Req (stale after the first part), in every mode."),
+	Resp = get(Config, "/other_process_interleaved"),
+	?assertMatch(#{status := 200, body := <<"one two three">>}, Resp).
 
 set_env(Config) ->
 	doc("mustang:set_env/3 changes the dispatch rules for connections accepted after "

@@ -81,6 +81,7 @@ tests() ->
 		handler_crash,
 		handler_crash_after_stream_reply,
 		handler_stale_req,
+		handler_takes_mustang_message,
 		handler_no_reply,
 		invalid_response_header_crlf,
 		invalid_response_header_nul,
@@ -97,6 +98,7 @@ routes() ->
 		{"/crash", crash_h, before_reply},
 		{"/crash_stream", crash_h, after_stream_reply},
 		{"/stale", stale_req_h, []},
+		{"/greedy", greedy_receive_h, []},
 		{"/no_reply", no_reply_h, []},
 		{"/invalid_header/crlf", invalid_header_h, crlf_value},
 		{"/invalid_header/nul", invalid_header_h, nul_value},
@@ -638,6 +640,23 @@ handler_stale_req(Config) ->
 	?assertMatch(#{status := 200, body := <<"stale">>}, recv_response(S)),
 	hello(recv_response(S)),
 	?assertEqual(ok, wait_closed(S, 2000)).
+
+handler_takes_mustang_message(Config) ->
+	doc("A handler running inline that takes every message in its mailbox takes "
+		"Mustang's too: its response is sent, then the connection closes (the stream "
+		"state is lost, which is logged as an error) and others are served. A request "
+		"process has no such message: the connection goes on."),
+	S = connect(port(Config)),
+	ok = send(S, get_req("/greedy")),
+	?assertMatch(#{status := 200, body := <<"greedy">>}, recv_response(S)),
+	case mustang_test:mode(Config) of
+		inline ->
+			?assertEqual(ok, wait_closed(S, 2000));
+		process ->
+			ok = send(S, get_req("/", [{"connection", "close"}])),
+			hello(recv_response(S))
+	end,
+	mustang_test:assert_new_connection_ok(port(Config)).
 
 handler_no_reply(Config) ->
 	doc("A handler that sends nothing gets a 204 with no content-length; the "
