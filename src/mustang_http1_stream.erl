@@ -109,15 +109,15 @@ command({inform, 100, _}, Stream = #stream{expect = false}) ->
 	Stream;
 command({inform, Status, Headers}, Stream = #stream{version = 'HTTP/1.1', resp = none}) ->
 	send(Stream#stream{expect = Stream#stream.expect andalso Status =/= 100},
-		[mustang_http1_codec:status_line('HTTP/1.1', Status),
-			mustang_http1_codec:headers_to_iodata(headers_list(Headers)), <<"\r\n">>]);
+		[mustang_http1_resp:status_line('HTTP/1.1', Status),
+			mustang_http1_resp:headers_to_iodata(headers_list(Headers)), <<"\r\n">>]);
 command({inform, _, _}, Stream) ->
 	%% HTTP/1.0 clients do not understand 1xx (RFC 9110 15.2).
 	Stream;
 command({switch_protocol, Headers, Module, Args}, Stream = #stream{resp = none}) ->
 	send(Stream#stream{resp = {switch, Module, Args}},
-		[mustang_http1_codec:status_line('HTTP/1.1', 101),
-			mustang_http1_codec:headers_to_iodata(headers_list(Headers)), <<"\r\n">>]);
+		[mustang_http1_resp:status_line('HTTP/1.1', 101),
+			mustang_http1_resp:headers_to_iodata(headers_list(Headers)), <<"\r\n">>]);
 command({response, Status, Headers, Body}, Stream = #stream{resp = none}) ->
 	send_response(Status, Headers, Body, close_if_body_unskippable(Stream));
 command({headers, Status, Headers}, Stream = #stream{resp = none}) ->
@@ -132,7 +132,7 @@ command({data, IsFin, Data}, Stream = #stream{resp = chunked}) ->
 			sendfile(Stream, [integer_to_binary(Length, 16), <<"\r\n">>], Offset, Length, Path,
 				[<<"\r\n">> | Last]);
 		_ ->
-			send(Stream, [mustang_http1_codec:chunk(Data) | Last])
+			send(Stream, [mustang_http1_resp:chunk(Data) | Last])
 	end,
 	done_if(IsFin, Stream2);
 command({data, IsFin, Data}, Stream = #stream{resp = Resp})
@@ -153,7 +153,7 @@ command({data, IsFin, Data}, Stream = #stream{resp = Resp})
 		{nofin, close_delimited} -> Stream2
 	end;
 command({trailers, Trailers}, Stream = #stream{resp = chunked, head = false}) ->
-	send(Stream#stream{resp = done}, mustang_http1_codec:last_chunk(headers_list(Trailers)));
+	send(Stream#stream{resp = done}, mustang_http1_resp:last_chunk(headers_list(Trailers)));
 command({trailers, _}, Stream = #stream{resp = Resp}) when Resp =/= none, Resp =/= done ->
 	%% No trailers without chunked coding (HEAD, content-length given): the
 	%% body ends here.
@@ -188,7 +188,7 @@ send_response(Status, Headers0, Body, Stream = #stream{head = Head}) ->
 		{sendfile, _, Length, _} -> Length;
 		_ -> iolist_size(Body)
 	end,
-	NoBody = mustang_http1_codec:no_body_status(Status),
+	NoBody = mustang_http1_resp:no_body_status(Status),
 	Headers1 = maps:remove(<<"transfer-encoding">>, Headers0),
 	Headers = case NoBody of
 		true -> maps:remove(<<"content-length">>, Headers1);
@@ -203,7 +203,7 @@ send_response(Status, Headers0, Body, Stream = #stream{head = Head}) ->
 	end.
 
 send_headers(Status, Headers, Stream = #stream{version = Version}) ->
-	{Resp, Headers2, Stream2} = case {mustang_http1_codec:no_body_status(Status), Headers, Version} of
+	{Resp, Headers2, Stream2} = case {mustang_http1_resp:no_body_status(Status), Headers, Version} of
 		{true, _, _} ->
 			{done, Headers, Stream};
 		{false, #{<<"content-length">> := Length}, _} ->
@@ -241,8 +241,8 @@ head(Status, Headers, Version, Keepalive) ->
 		_ -> mustang_clock:date_header()
 	end,
 	%% A server answers with its own version (RFC 9110 2.5), whatever the client's.
-	[mustang_http1_codec:status_line('HTTP/1.1', Status),
-		mustang_http1_codec:headers_to_iodata(headers_list(maps:remove(<<"connection">>, Headers))),
+	[mustang_http1_resp:status_line('HTTP/1.1', Status),
+		mustang_http1_resp:headers_to_iodata(headers_list(maps:remove(<<"connection">>, Headers))),
 		Date, Connection, <<"\r\n">>].
 
 %% set-cookie may hold several values, each sent on its own line.

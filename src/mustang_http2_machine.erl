@@ -154,8 +154,15 @@ run(M0, Now, Fun) ->
 	run(M0, Now, Fun, ok).
 
 run(M0, Now, Fun, NoEvents) ->
-	try Fun(M0#m{now = Now}) of
+	%% The state is a large record: it is only copied when something changed
+	%% (the time is usually the same millisecond).
+	M1 = case M0 of
+		#m{now = Now} -> M0;
+		_ -> M0#m{now = Now}
+	end,
+	try Fun(M1) of
 		M = #m{events = []} when NoEvents =:= more -> {more, M};
+		M = #m{events = []} -> {ok, [], M};
 		M -> {ok, lists:reverse(M#m.events), M#m{events = []}}
 	catch
 		throw:{connection_error, M, Code, Reason} ->

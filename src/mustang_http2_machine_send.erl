@@ -70,8 +70,8 @@ send_part(M, Stream = #stream{local = idle, head = Head}, {response, Status, Hea
 		{sendfile, _, L, _} -> L;
 		_ -> iolist_size(Body)
 	end,
-	NoBody = Head orelse mustang_http1_codec:no_body_status(Status),
-	Headers = case mustang_http1_codec:no_body_status(Status) of
+	NoBody = Head orelse mustang_http1_resp:no_body_status(Status),
+	Headers = case mustang_http1_resp:no_body_status(Status) of
 		true -> maps:remove(<<"content-length">>, Headers0);
 		false -> Headers0#{<<"content-length">> => integer_to_binary(Length)}
 	end,
@@ -85,7 +85,7 @@ send_part(M, Stream = #stream{local = idle, head = Head}, {response, Status, Hea
 	end;
 send_part(M, Stream = #stream{local = idle, head = Head}, {headers, Status, Headers}, Date) ->
 	Fields = mustang_http2_headers:response(Status, Headers, Date),
-	case Head orelse mustang_http1_codec:no_body_status(Status) of
+	case Head orelse mustang_http1_resp:no_body_status(Status) of
 		true -> send_headers(M, Stream#stream{local = fin}, Fields, fin);
 		false -> send_headers(M, Stream#stream{local = headers}, Fields, nofin)
 	end;
