@@ -13,6 +13,8 @@
 -include_lib("eunit/include/eunit.hrl").
 
 -define(C, mustang_http1_codec).
+%% The response encoder, checked here against the decoder.
+-define(R, mustang_http1_resp).
 
 %% Helpers.
 
@@ -883,19 +885,19 @@ decode_chunked_incremental_test_() ->
 chunk_test_() ->
 	[
 		{"chunk/1 of empty data is nothing, never a last-chunk",
-			?_assertEqual(<<>>, iolist_to_binary(?C:chunk(<<>>)))},
+			?_assertEqual(<<>>, iolist_to_binary(?R:chunk(<<>>)))},
 		{"chunk/1 of empty iodata is nothing",
-			?_assertEqual(<<>>, iolist_to_binary(?C:chunk([<<>>, []])))},
+			?_assertEqual(<<>>, iolist_to_binary(?R:chunk([<<>>, []])))},
 		{"chunk/1 writes the size in hex",
-			?_assertEqual(<<"5\r\nhello\r\n">>, iolist_to_binary(?C:chunk(<<"hello">>)))},
+			?_assertEqual(<<"5\r\nhello\r\n">>, iolist_to_binary(?R:chunk(<<"hello">>)))},
 		{"chunk/1 of iodata",
 			?_assertEqual(<<"1A\r\n", (binary:copy(<<"z">>, 26))/binary, "\r\n">>,
-				iolist_to_binary(?C:chunk([binary:copy(<<"z">>, 20), "zzzzzz"])))},
+				iolist_to_binary(?R:chunk([binary:copy(<<"z">>, 20), "zzzzzz"])))},
 		{"last_chunk/1 without trailers",
-			?_assertEqual(<<"0\r\n\r\n">>, iolist_to_binary(?C:last_chunk([])))},
+			?_assertEqual(<<"0\r\n\r\n">>, iolist_to_binary(?R:last_chunk([])))},
 		{"last_chunk/1 with trailers",
 			?_assertEqual(<<"0\r\nx-a: 1\r\nx-b: 2\r\n\r\n">>,
-				iolist_to_binary(?C:last_chunk([{<<"x-a">>, <<"1">>}, {<<"x-b">>, "2"}])))}
+				iolist_to_binary(?R:last_chunk([{<<"x-a">>, <<"1">>}, {<<"x-b">>, "2"}])))}
 	].
 
 %% Responses.
@@ -903,22 +905,22 @@ chunk_test_() ->
 response_test_() ->
 	[
 		{"status_line 200", ?_assertEqual(<<"HTTP/1.1 200 OK\r\n">>,
-			iolist_to_binary(?C:status_line('HTTP/1.1', 200)))},
+			iolist_to_binary(?R:status_line('HTTP/1.1', 200)))},
 		{"status_line 431", ?_assertEqual(<<"HTTP/1.1 431 Request Header Fields Too Large\r\n">>,
-			iolist_to_binary(?C:status_line('HTTP/1.1', 431)))},
+			iolist_to_binary(?R:status_line('HTTP/1.1', 431)))},
 		{"status_line HTTP/1.0 404", ?_assertEqual(<<"HTTP/1.0 404 Not Found\r\n">>,
-			iolist_to_binary(?C:status_line('HTTP/1.0', 404)))},
+			iolist_to_binary(?R:status_line('HTTP/1.0', 404)))},
 		{"status_line with an unknown status", ?_assertEqual(<<"HTTP/1.1 299 Unknown\r\n">>,
-			iolist_to_binary(?C:status_line('HTTP/1.1', 299)))},
+			iolist_to_binary(?R:status_line('HTTP/1.1', 299)))},
 		{"status_line with a binary status", ?_assertEqual(<<"HTTP/1.1 299 Fine\r\n">>,
-			iolist_to_binary(?C:status_line('HTTP/1.1', <<"299 Fine">>)))},
+			iolist_to_binary(?R:status_line('HTTP/1.1', <<"299 Fine">>)))},
 		{"headers_to_iodata", ?_assertEqual(<<"a: 1\r\nb: 2\r\n">>,
-			iolist_to_binary(?C:headers_to_iodata([{<<"a">>, <<"1">>}, {"b", ["2"]}])))},
+			iolist_to_binary(?R:headers_to_iodata([{<<"a">>, <<"1">>}, {"b", ["2"]}])))},
 		{"reason phrases of every status the parser returns",
 			?_assertEqual([<<"Bad Request">>, <<"Request Timeout">>, <<"URI Too Long">>,
 				<<"Request Header Fields Too Large">>, <<"Not Implemented">>,
 				<<"HTTP Version Not Supported">>],
-				[?C:reason_phrase(S) || S <- [400, 408, 414, 431, 501, 505]])}
+				[?R:reason_phrase(S) || S <- [400, 408, 414, 431, 501, 505]])}
 	].
 
 %% Properties: parse_request/3.
@@ -1331,7 +1333,7 @@ prop_chunk_round_trip() ->
 		{list(oneof([binary(), list(binary())])),
 			list({g_token(1, 10), ?LET(L, list(choose(33, 126)), list_to_binary(L))})},
 		begin
-			Encoded = iolist_to_binary([[?C:chunk(D) || D <- Datas], ?C:last_chunk(Trailers)]),
+			Encoded = iolist_to_binary([[?R:chunk(D) || D <- Datas], ?R:last_chunk(Trailers)]),
 			Got = decode_all(Encoded, 1 bsl 20),
 			?WHENFAIL(io:format(user, "~nEncoded: ~p~nGot: ~p~n", [Encoded, Got]),
 				Got =:= {done, iolist_to_binary(Datas), <<>>})
