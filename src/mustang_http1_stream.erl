@@ -31,6 +31,8 @@
 -spec chain_init(mustang_req:req(), mustang_stream:prepared(), #stream{}) -> #stream{}.
 chain_init(Req, Prepared, Stream = #stream{id = StreamID}) ->
 	try mustang_stream:init_prepared(StreamID, Req, Prepared) of
+		%% mustang_stream_h's inline run, the default: one copy of the record.
+		{[{run, M, F, A}], Chain} -> Stream#stream{chain = Chain, run = {M, F, A}};
 		{Commands, Chain} -> commands(Commands, Stream#stream{chain = Chain})
 	catch Class:Reason:Stacktrace ->
 		chain_crash(init, [StreamID, Req], Class, Reason, Stacktrace, Stream)
@@ -194,12 +196,12 @@ send_response(Status, Headers0, Body, Stream = #stream{head = Head}) ->
 		true -> maps:remove(<<"content-length">>, Headers1);
 		false -> Headers1#{<<"content-length">> => integer_to_binary(BodyLength)}
 	end,
-	Stream2 = Stream#stream{resp = done},
-	HeadIo = head(Status, Headers, Stream2),
+	HeadIo = head(Status, Headers, Stream),
 	case Body of
-		_ when Head; NoBody -> send(Stream2, HeadIo);
-		{sendfile, Offset, Length2, Path} -> sendfile(Stream2, HeadIo, Offset, Length2, Path, []);
-		_ -> send(Stream2, [HeadIo, Body])
+		_ when Head; NoBody -> send(Stream, HeadIo, done);
+		{sendfile, Offset, Length2, Path} ->
+			sendfile(Stream#stream{resp = done}, HeadIo, Offset, Length2, Path, []);
+		_ -> send(Stream, [HeadIo, Body], done)
 	end.
 
 send_headers(Status, Headers, Stream = #stream{version = Version}) ->
@@ -257,6 +259,10 @@ headers_list(Headers) ->
 
 send(Stream = #stream{transport = Transport, socket = Socket}, Data) ->
 	Stream#stream{sent = Transport:send(Socket, Data)}.
+
+%% A write that also moves the response on: one copy of the record.
+send(Stream = #stream{transport = Transport, socket = Socket}, Data, Resp) ->
+	Stream#stream{resp = Resp, sent = Transport:send(Socket, Data)}.
 
 sendfile(Stream = #stream{transport = Transport, socket = Socket}, Before, Offset, Length, Path, After) ->
 	case send(Stream, Before) of

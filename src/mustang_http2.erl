@@ -461,13 +461,17 @@ stream_error_response(St = #st{opts = Opts}, StreamID, IsFin, Status, Reason) ->
 start_stream(St = #st{streams = Streams}, StreamID, Request, IsFin) ->
 	Req = build_req(St, StreamID, Request, IsFin),
 	Stream = #stream{id = StreamID},
-	St2 = St#st{streams = Streams#{StreamID => Stream}},
 	try mustang_stream:init_prepared(StreamID, Req, St#st.chain) of
+		%% mustang_stream_h's request process, the default: one copy of the state.
+		{[{spawn, Pid, _}], Chain} ->
+			St#st{pids = (St#st.pids)#{Pid => StreamID},
+				streams = Streams#{StreamID => Stream#stream{chain = Chain, pid = Pid}}};
 		{Commands, Chain} ->
-			commands(St2#st{streams = Streams#{StreamID => Stream#stream{chain = Chain}}},
+			commands(St#st{streams = Streams#{StreamID => Stream#stream{chain = Chain}}},
 				StreamID, Commands)
 	catch Class:Reason:Stacktrace ->
-		chain_crash(St2, Stream, init, [StreamID, Req], Class, Reason, Stacktrace)
+		chain_crash(St#st{streams = Streams#{StreamID => Stream}}, Stream, init, [StreamID, Req],
+			Class, Reason, Stacktrace)
 	end.
 
 build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme}, StreamID,

@@ -81,7 +81,7 @@ send_part(M, Stream = #stream{local = idle, head = Head}, {response, Status, Hea
 			send_headers(M, Stream#stream{local = fin}, Fields, fin);
 		false ->
 			{M2, Stream2} = send_headers_keep(M, Stream#stream{local = fin}, Fields, nofin),
-			queue_data(M2, Stream2, fin, Body)
+			send_body(M2, Stream2, Body)
 	end;
 send_part(M, Stream = #stream{local = idle, head = Head}, {headers, Status, Headers}, Date) ->
 	Fields = mustang_http2_headers:response(Status, Headers, Date),
@@ -101,6 +101,24 @@ send_part(M, #stream{head = true}, _, _) ->
 	M;
 send_part(M, #stream{id = StreamID, local = Local}, Part, _) ->
 	event({ignored, StreamID, element(1, Part), Local}, M).
+
+%% A whole response body that the windows allow, with nothing queued on the
+%% connection (the common case), goes out at once: the queue would only add
+%% copies of the state (about ten per response).
+send_body(M = #m{queued = 0, send_window = ConnWindow, max_frame_size_sent = Max},
+		Stream = #stream{id = StreamID, send_window = StreamWindow}, Body) when not is_tuple(Body) ->
+	Bin = iolist_to_binary(Body),
+	Size = byte_size(Bin),
+	case Size =< ConnWindow andalso Size =< StreamWindow of
+		true ->
+			Stream2 = Stream#stream{send_window = StreamWindow - Size},
+			event({drained, StreamID}, out(data_frames(StreamID, fin, Bin, Max), Size,
+				M#m{send_window = ConnWindow - Size, streams = (M#m.streams)#{StreamID => Stream2}}));
+		false ->
+			queue(M, Stream, {data, fin, Bin}, Size)
+	end;
+send_body(M, Stream, Body) ->
+	queue_data(M, Stream, fin, Body).
 
 send_headers(M, Stream, Fields, IsFin) ->
 	{M2, Stream2} = send_headers_keep(M, Stream, Fields, IsFin),
