@@ -105,15 +105,18 @@ send_part(M, #stream{id = StreamID, local = Local}, Part, _) ->
 %% A whole response body that the windows allow, with nothing queued on the
 %% connection (the common case), goes out at once: the queue would only add
 %% copies of the state (about ten per response).
-send_body(M = #m{queued = 0, send_window = ConnWindow, max_frame_size_sent = Max},
+send_body(M = #m{queued = 0, send_window = ConnWindow, max_frame_size_sent = Max, out = Out,
+		out_size = OutSize, events = Events},
 		Stream = #stream{id = StreamID, send_window = StreamWindow}, Body) when not is_tuple(Body) ->
 	Bin = iolist_to_binary(Body),
 	Size = byte_size(Bin),
 	case Size =< ConnWindow andalso Size =< StreamWindow of
 		true ->
 			Stream2 = Stream#stream{send_window = StreamWindow - Size},
-			event({drained, StreamID}, out(data_frames(StreamID, fin, Bin, Max), Size,
-				M#m{send_window = ConnWindow - Size, streams = (M#m.streams)#{StreamID => Stream2}}));
+			%% What out/3 and event/2 do, in one copy of the record.
+			M#m{send_window = ConnWindow - Size, streams = (M#m.streams)#{StreamID => Stream2},
+				out = [Out, data_frames(StreamID, fin, Bin, Max)], out_size = OutSize + Size,
+				events = [{drained, StreamID} | Events]};
 		false ->
 			queue(M, Stream, {data, fin, Bin}, Size)
 	end;
@@ -128,10 +131,12 @@ send_headers(M, Stream, Fields, IsFin) ->
 		_ -> M3
 	end.
 
-send_headers_keep(M = #m{encoder = Encoder, max_frame_size_sent = MaxFrame}, Stream, Fields, IsFin) ->
+send_headers_keep(M = #m{encoder = Encoder, max_frame_size_sent = MaxFrame, out = Out,
+		out_size = OutSize}, Stream, Fields, IsFin) ->
 	{Block, Encoder2} = mustang_hpack:encode([{N, iolist_to_binary(V)} || {N, V} <- Fields], Encoder),
 	Frames = mustang_http2_frame:headers(Stream#stream.id, IsFin, Block, MaxFrame),
-	{out(Frames, 128, M#m{encoder = Encoder2}), Stream}.
+	%% As out/3 does, in the same copy of the record.
+	{M#m{encoder = Encoder2, out = [Out, Frames], out_size = OutSize + 128}, Stream}.
 
 %% Response body data goes out as far as the windows allow; the rest waits
 %% in the stream's queue.
@@ -337,7 +342,8 @@ open_stream(M = #m{streams = Streams, local_initial_window = RecvWindow,
 				head = Method =:= <<"HEAD">>,
 				recv_window = RecvWindow, win_target = WinTarget, recv_expected = Expected,
 				send_window = SendWindow},
-			event({headers, StreamID, IsFin, Request}, M#m{streams = Streams#{StreamID => Stream}})
+			M#m{streams = Streams#{StreamID => Stream},
+				events = [{headers, StreamID, IsFin, Request} | M#m.events]}
 	end.
 
 -spec rst(stream_id(), code(), #m{}) -> #m{}.
