@@ -147,6 +147,9 @@ commands(Commands, State = #state{resp = done}) ->
 	{Commands, State};
 commands([], State) ->
 	{[], State};
+commands([Command], State) ->
+	%% The usual case, one command: no list to rebuild.
+	command(Command, State);
 commands(Commands, State) ->
 	commands(Commands, State, []).
 
