@@ -69,7 +69,7 @@
 	| {data_lf, non_neg_integer()}
 	| {trailers, binary(), non_neg_integer(), non_neg_integer()}.
 
--define(P(Name), mustang_pattern:get(Name)).
+-define(P(Name), mustang_pattern:compiled(Name)).
 
 -define(ERROR(Status, Reason), {error, {http_error, Status, Reason}}).
 

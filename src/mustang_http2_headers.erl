@@ -122,7 +122,7 @@ valid_value(Value) ->
 	First = binary:first(Value),
 	Last = binary:last(Value),
 	First =/= $\s andalso First =/= $\t andalso Last =/= $\s andalso Last =/= $\t
-		andalso binary:match(Value, mustang_pattern:get(unsafe_value)) =:= nomatch.
+		andalso binary:match(Value, mustang_pattern:compiled(unsafe_value)) =:= nomatch.
 
 request(#{method := <<"CONNECT">>, protocol := Protocol} = Pseudo, Headers,
 		#{enable_connect_protocol := true}) ->

@@ -12,9 +12,8 @@
 %% leave long ones to the BIF.
 -module(mustang_pattern).
 
--compile({no_auto_import, [get/1]}).
 
--export([get/1]).
+-export([compiled/1]).
 -export([find/2]).
 -export([find/4]).
 
@@ -24,8 +23,8 @@
 %% Below this many bytes the Erlang scan is as fast as the BIF.
 -define(SHORT, 32).
 
--spec get(name()) -> binary:cp().
-get(Name) ->
+-spec compiled(name()) -> binary:cp().
+compiled(Name) ->
 	case persistent_term:get({?MODULE, Name}, undefined) of
 		undefined ->
 			Pattern = binary:compile_pattern(source(Name)),
@@ -40,7 +39,7 @@ get(Name) ->
 find(Subject, Name) when byte_size(Subject) < ?SHORT ->
 	scan(Subject, source(Name), 0);
 find(Subject, Name) ->
-	binary:match(Subject, get(Name)).
+	binary:match(Subject, compiled(Name)).
 
 %% Same result as binary:match(Subject, source(Name), [{scope, {From, Len}}]).
 -spec find(binary(), name(), non_neg_integer(), non_neg_integer())
@@ -52,7 +51,7 @@ find(Subject, Name, From, Len) when Len < ?SHORT ->
 		nomatch -> nomatch
 	end;
 find(Subject, Name, From, Len) ->
-	binary:match(Subject, get(Name), [{scope, {From, Len}}]).
+	binary:match(Subject, compiled(Name), [{scope, {From, Len}}]).
 
 scan(Subject, <<C>>, Pos) ->
 	scan1(Subject, C, Pos);

@@ -613,7 +613,7 @@ valid_name(<<C, Rest/bits>>) when C > 32, C < 127, C =/= $: -> valid_name(Rest);
 valid_name(_) -> false.
 
 safe(Value) when is_binary(Value) ->
-	binary:match(Value, mustang_pattern:get(unsafe_value)) =:= nomatch;
+	binary:match(Value, mustang_pattern:compiled(unsafe_value)) =:= nomatch;
 safe(Value) ->
 	safe(iolist_to_binary(Value)).
 
