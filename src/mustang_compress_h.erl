@@ -108,8 +108,8 @@
 	-> {mustang_stream:commands(), #state{}}.
 init(StreamID, Req = #{headers := Headers}, Opts) ->
 	{Commands, Next} = mustang_stream:init(StreamID, Req, Opts),
-	%% Only small terms in the state: in inline mode it is copied to and from
-	%% an ETS table at every mustang_req call.
+	%% Only small terms in the state: in inline mode it is copied at every
+	%% mustang_req call (published by mustang_inline).
 	commands(Commands, #state{next = Next,
 		accept = maps:get(<<"accept-encoding">>, Headers, undefined),
 		threshold = maps:get(compress_threshold, Opts, 300),

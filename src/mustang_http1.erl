@@ -364,8 +364,9 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 run_stream(St, Stream0 = #stream{run = {M, F, A}, id = StreamID}) ->
 	%% The body is read with recv while the handler runs, so that a process
 	%% the handler gave its Req to can read it too.
-	%% run is cleared: the state is copied to ETS at each call the handler
-	%% makes, and the Req, env and routes in it would be copied too.
+	%% run is cleared: the state is copied at each call the handler makes
+	%% (mustang_inline publishes it), and the Req, env and routes in it would
+	%% be copied too.
 	Stream = case Stream0 of
 		#stream{body = done} -> Stream0#stream{run = undefined};
 		_ -> go_passive(St, Stream0#stream{run = undefined})
