@@ -463,9 +463,8 @@ start_stream(St = #st{streams = Streams}, StreamID, Request, IsFin) ->
 	Stream = #stream{id = StreamID},
 	try mustang_stream:init_prepared(StreamID, Req, St#st.chain) of
 		%% mustang_stream_h's request process, the default: one copy of the state.
-		{[{spawn, Pid, _}], Chain} ->
-			St#st{pids = (St#st.pids)#{Pid => StreamID},
-				streams = Streams#{StreamID => Stream#stream{chain = Chain, pid = Pid}}};
+		{[Spawn = {spawn, _, _}], Chain} ->
+			command(St, Stream#stream{chain = Chain}, Spawn);
 		{Commands, Chain} ->
 			commands(St#st{streams = Streams#{StreamID => Stream#stream{chain = Chain}}},
 				StreamID, Commands)

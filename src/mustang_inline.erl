@@ -76,10 +76,7 @@ run(Counter, Module, State, {M, F, [Req | Args]}, Key = {_, StreamID}) ->
 			%% No call was made.
 			{Result, State};
 		Latest ->
-			Found = case take_message(StreamID, Latest) of
-				{ok, State1} -> {ok, State1};
-				none -> lookup_table(Key, Latest)
-			end,
+			Found = own_latest(Key, Latest),
 			flush_messages(StreamID),
 			_ = atomics:exchange(Counter, 2, 0) =:= 1 andalso ets:delete(?TAB, Key),
 			case Found of
@@ -101,11 +98,7 @@ info(Req = #{inline := {Counter, Version, Module, Snapshot}, pid := Pid, streami
 	Latest = atomics:get(Counter, 1),
 	State = if
 		Latest =:= Version -> {ok, Snapshot};
-		Self =:= Pid ->
-			case take_message(StreamID, Latest) of
-				{ok, S} -> {ok, S};
-				none -> lookup_table(Key, Latest)
-			end;
+		Self =:= Pid -> own_latest(Key, Latest);
 		true ->
 			case lookup_table(Key, Latest) of
 				{ok, S} -> {ok, S};
@@ -131,11 +124,13 @@ info(Req = #{inline := {Counter, Version, Module, Snapshot}, pid := Pid, streami
 info(Req, _, _) ->
 	{{error, closed}, Req}.
 
-take_message(StreamID, Version) ->
+%% The latest state, for the connection process: in its own mailbox when it
+%% made the last call, in the table when another process did.
+own_latest(Key = {_, StreamID}, Version) ->
 	receive
 		{'$mustang_inline', StreamID, Version, State} -> {ok, State}
 	after 0 ->
-		none
+		lookup_table(Key, Version)
 	end.
 
 flush_messages(StreamID) ->
