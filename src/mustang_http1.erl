@@ -334,6 +334,7 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 		andalso keepalive_allowed(StreamID, St#st.max_keepalive),
 	Stream = #stream{
 		id = StreamID,
+		owner = self(),
 		transport = St#st.transport,
 		socket = St#st.socket,
 		messages = St#st.messages,
@@ -362,18 +363,13 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 %% command, the default), or in a process of its own, whose calls then
 %% arrive as messages.
 run_stream(St, Stream0 = #stream{run = {M, F, A}, id = StreamID}) ->
-	%% The body is read with recv while the handler runs, so that a process
-	%% the handler gave its Req to can read it too.
 	%% run is cleared: the state is copied at each call the handler makes
 	%% (mustang_inline publishes it), and the Req, env and routes in it would
 	%% be copied too.
-	Stream = case Stream0 of
-		#stream{body = done} -> Stream0#stream{run = undefined};
-		_ -> go_passive(St, Stream0#stream{run = undefined})
-	end,
-	{Result, Stream2} = mustang_inline:run(St#st.inline, mustang_http1_stream, Stream, {M, F, A},
-		{self(), StreamID}),
-	after_commands(St, mustang_http1_stream:chain_info({run_done, Result}, Stream2), <<>>);
+	{Result, Stream2} = mustang_inline:run(St#st.inline, mustang_http1_stream,
+		Stream0#stream{run = undefined}, {M, F, A}, {self(), StreamID}),
+	Stream3 = mustang_http1_stream:settle(Stream2),
+	after_commands(St, mustang_http1_stream:chain_info({run_done, Result}, Stream3), <<>>);
 run_stream(St, Stream) ->
 	after_commands(St, Stream, <<>>).
 

@@ -35,8 +35,15 @@
 	stopped = false :: boolean(),
 	%% Why the stream ends, for terminate/3.
 	reason = normal :: mustang_stream:reason(),
-	%% The socket is in passive mode: the body is read with recv (inline runs).
+	%% The connection process. An inline handler reads the body in it from
+	%% socket messages, as the connection does between requests; the first
+	%% read from another process (a process the handler gave its Req to)
+	%% makes the socket passive (read with recv from then on) and takes the
+	%% socket data already sent to the connection out of a copy of its
+	%% mailbox: taken counts those messages, which the connection drops.
+	owner :: pid(),
 	passive = false :: boolean(),
+	taken = 0 :: non_neg_integer(),
 	%% The result of the last socket write.
 	sent = ok :: ok | {error, any()}
 }).

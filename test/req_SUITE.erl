@@ -98,6 +98,7 @@ tests() ->
 		bad_host,
 		req_from_other_process,
 		req_from_other_process_body,
+		req_from_other_process_body_split,
 		req_from_other_process_interleaved,
 		set_env
 	].
@@ -144,6 +145,7 @@ routes(Config) ->
 		{"/stream/sendfile", stream_h, {sendfile, 3, 7, File}},
 		{"/other_process", other_process_h, []},
 		{"/other_process_body", other_process_body_h, []},
+		{"/other_process_body_split", other_process_body_split_h, []},
 		{"/other_process_interleaved", other_process_interleaved_h, []}
 	],
 	[
@@ -789,6 +791,23 @@ req_from_other_process_body(Config) ->
 	?assertMatch(#{status := 200}, Resp),
 	#{body := RespBody} = Resp,
 	?assertEqual(<<"read 800000 bytes in another process">>, RespBody).
+
+req_from_other_process_body_split(Config) ->
+	doc("The handler reads the start of the body, then a process it spawned reads the "
+		"rest (inline: bytes already sent to the connection's mailbox included): the "
+		"whole body arrives, in order, and the connection serves the next request."),
+	Body = crypto:strong_rand_bytes(800000),
+	Digest = binary:encode_hex(crypto:hash(sha256, Body)),
+	Conn = open(Config),
+	try
+		Resp = await(Conn, send_request(Conn, "POST", "/other_process_body_split", [], Body)),
+		?assertMatch(#{status := 200}, Resp),
+		?assertEqual(<<"800000 ", Digest/binary>>, maps:get(body, Resp)),
+		?assertMatch(#{status := 200, body := <<"Hello world!">>},
+			await(Conn, send_request(Conn, "GET", "/", [], none)))
+	after
+		close(Conn)
+	end.
 
 req_from_other_process_interleaved(Config) ->
 	doc("The handler and a process it spawned take turns streaming the response "

@@ -2,6 +2,8 @@
 %% the response in two parts; the handler waits for it.
 -module(other_process_body_h).
 -export([init/2]).
+-export([await_worker/3]).
+-export([read_all/2]).
 
 init(Req, Opts) ->
 	{Pid, MRef} = spawn_monitor(fun() ->
@@ -12,6 +14,10 @@ init(Req, Opts) ->
 			<<" bytes in another process">>], fin, Req3),
 		exit({done, Req3})
 	end),
+	await_worker(Pid, MRef, Opts).
+
+%% The worker exits with {done, Req}.
+await_worker(Pid, MRef, Opts) ->
 	receive
 		{'DOWN', MRef, process, Pid, {done, Req2}} -> {ok, Req2, Opts};
 		{'DOWN', MRef, process, Pid, Reason} -> exit({worker_failed, Reason})
