@@ -7,7 +7,7 @@
 %%   num_acceptors      acceptor processes (default 10)
 %%   num_conns_sups     connection supervisor shards (default num_acceptors)
 %%   max_connections    open connections before accepting stops (default 16384,
-%%                      or infinity); split evenly between shards
+%%                      or infinity); exact, over all shards
 %%   socket_opts        gen_tcp or ssl listen options, passed through
 %%                      (certfile, keyfile, backlog, buffer, ...)
 %%   shutdown           ms that stop_listener/1 lets in-flight requests run

@@ -17,13 +17,14 @@ init({Ref, Transport, TransOpts = #{num_acceptors := NumAcceptors, socket_opts :
 		{ok, LSocket} ->
 			{ok, {_, Port}} = Transport:sockname(LSocket),
 			ok = mustang_registry:set_port(Ref, Port),
-			ConnsSups = list_to_tuple([Pid || {_, Pid} <- mustang_registry:get_conns_sups(Ref)]),
+			ConnsSups = list_to_tuple(mustang_registry:get_conns_sups(Ref)),
+			Limit = mustang_registry:get_conn_limit(Ref),
 			Logger = maps:get(logger, TransOpts, logger),
 			Acceptors = [#{
 				id => {mustang_acceptor, Id},
 				start => {mustang_acceptor, start_link,
-					[LSocket, Transport, element(1 + (Id rem tuple_size(ConnsSups)), ConnsSups),
-						Logger]},
+					[LSocket, Transport, erlang:append_element(
+						element(1 + (Id rem tuple_size(ConnsSups)), ConnsSups), Limit), Logger]},
 				shutdown => brutal_kill
 			} || Id <- lists:seq(1, NumAcceptors)],
 			{ok, {#{strategy => one_for_one, intensity => 1 + NumAcceptors, period => 5}, Acceptors}};

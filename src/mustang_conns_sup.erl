@@ -1,8 +1,8 @@
 %% A connection supervisor shard. It is a hand-written special process rather
 %% than an OTP supervisor because it starts thousands of short-lived children
 %% per second: it spawns connection processes without waiting for an init
-%% acknowledgement, counts them, and applies max_connections by holding back
-%% its acceptors. It still answers sys messages and the supervisor calls that
+%% acknowledgement, counts them in the listener's mustang_conn_limit, and
+%% wakes its acceptors held back at max_connections. It still answers sys messages and the supervisor calls that
 %% observer and release handling use (which_children, count_children).
 %%
 %% Shutdown: on the parent's exit signal it asks every connection to stop
@@ -27,7 +27,7 @@
 	ref :: mustang:ref(),
 	id :: pos_integer(),
 	transport :: module(),
-	max_conns :: non_neg_integer() | infinity,
+	limit :: mustang_conn_limit:limit(),
 	shutdown :: timeout(),
 	%% Connection pids; the map size is the connection count.
 	conns = #{} :: #{pid() => true},
@@ -41,23 +41,26 @@
 start_link(Ref, Id, Transport, TransOpts) ->
 	proc_lib:start_link(?MODULE, init, [self(), Ref, Id, Transport, TransOpts]).
 
-%% Called by an acceptor. Continue is false when this shard is now full: the
-%% acceptor must then call wait_for_capacity/1 before accepting again.
--spec start_connection(pid()) -> {ok, pid(), boolean()} | {error, any()}.
+%% Called by an acceptor that reserved a place in this shard's count
+%% (mustang_conn_limit:reserve/2): the connection process takes it.
+-spec start_connection(pid()) -> {ok, pid()} | {error, any()}.
 start_connection(ConnsSup) ->
 	MRef = monitor(process, ConnsSup),
 	ConnsSup ! {?MODULE, start, self(), MRef},
 	receive
-		{MRef, Pid, Continue} ->
+		{MRef, Pid} ->
 			demonitor(MRef, [flush]),
-			{ok, Pid, Continue};
+			{ok, Pid};
 		{'DOWN', MRef, process, _, Reason} ->
 			{error, Reason}
 	end.
 
+%% Called by an acceptor that could not reserve a place: returns when a
+%% connection of the listener ended (the acceptor then tries again).
 -spec wait_for_capacity(pid()) -> ok.
 wait_for_capacity(ConnsSup) ->
 	MRef = monitor(process, ConnsSup),
+	ConnsSup ! {?MODULE, sleep, self()},
 	receive
 		{?MODULE, resume, ConnsSup} ->
 			demonitor(MRef, [flush]),
@@ -79,35 +82,34 @@ active_connections(ConnsSup) ->
 	Count.
 
 -spec init(pid(), mustang:ref(), pos_integer(), module(), map()) -> no_return().
-init(Parent, Ref, Id, Transport, TransOpts = #{num_conns_sups := NumConnsSups}) ->
+init(Parent, Ref, Id, Transport, TransOpts) ->
 	process_flag(trap_exit, true),
 	ok = mustang_registry:set_conns_sup(Ref, Id, self()),
-	MaxConns = case maps:get(max_connections, TransOpts) of
-		infinity -> infinity;
-		Max -> max(1, (Max + NumConnsSups - 1) div NumConnsSups)
-	end,
+	Limit = mustang_registry:get_conn_limit(Ref),
+	ok = mustang_conn_limit:reset(Limit, Id),
 	proc_lib:init_ack(Parent, {ok, self()}),
 	loop(#state{parent = Parent, ref = Ref, id = Id, transport = Transport,
-		max_conns = MaxConns, shutdown = maps:get(shutdown, TransOpts)}).
+		limit = Limit, shutdown = maps:get(shutdown, TransOpts)}).
 
-loop(State = #state{parent = Parent, ref = Ref, conns = Conns, max_conns = Max}) ->
+loop(State = #state{parent = Parent, ref = Ref, conns = Conns, limit = Limit}) ->
 	receive
 		{?MODULE, start, Acceptor, Tag} ->
 			Pid = mustang_conn:start_link(Ref, State#state.transport),
-			Conns2 = Conns#{Pid => true},
-			case map_size(Conns2) < Max of
-				true ->
-					Acceptor ! {Tag, Pid, true},
-					loop(State#state{conns = Conns2});
-				false ->
-					Acceptor ! {Tag, Pid, false},
-					loop(State#state{conns = Conns2, sleepers = [Acceptor | State#state.sleepers]})
-			end;
+			Acceptor ! {Tag, Pid},
+			loop(State#state{conns = Conns#{Pid => true}});
 		{'EXIT', Parent, Reason} ->
 			terminate(State, Reason);
 		{'EXIT', Pid, _} when is_map_key(Pid, Conns) ->
 			%% Connection processes log their own errors; nothing to add here.
-			loop(wake_sleeper(State#state{conns = maps:remove(Pid, Conns)}));
+			ok = mustang_conn_limit:release(Limit, State#state.id),
+			loop(capacity_freed(State#state{conns = maps:remove(Pid, Conns)}));
+		{?MODULE, sleep, Acceptor} ->
+			%% Counted as waiting before looking at the count: a connection
+			%% that ends meanwhile then sees it and wakes an acceptor.
+			ok = mustang_conn_limit:sleeping(Limit, 1),
+			loop(wake_sleeper(State#state{sleepers = State#state.sleepers ++ [Acceptor]}));
+		{?MODULE, capacity} ->
+			loop(wake_sleeper(State));
 		{'EXIT', _, _} ->
 			loop(State);
 		{?MODULE, drain, Deadline} ->
@@ -123,10 +125,24 @@ loop(State = #state{parent = Parent, ref = Ref, conns = Conns, max_conns = Max})
 			loop(State)
 	end.
 
-wake_sleeper(State = #state{sleepers = [Acceptor | Rest], conns = Conns, max_conns = Max})
-		when map_size(Conns) < Max ->
-	Acceptor ! {?MODULE, resume, self()},
-	State#state{sleepers = Rest};
+%% A connection ended: wake one of this shard's acceptors, or, when other
+%% shards have acceptors waiting, tell them.
+capacity_freed(State = #state{sleepers = [_ | _]}) ->
+	wake_sleeper(State);
+capacity_freed(State = #state{limit = Limit, ref = Ref}) ->
+	_ = mustang_conn_limit:sleepers(Limit) > 0 andalso
+		[Pid ! {?MODULE, capacity} || {_, Pid} <- mustang_registry:get_conns_sups(Ref), Pid =/= self()],
+	State.
+
+wake_sleeper(State = #state{sleepers = [Acceptor | Rest], limit = Limit}) ->
+	case mustang_conn_limit:has_capacity(Limit) of
+		true ->
+			ok = mustang_conn_limit:sleeping(Limit, -1),
+			Acceptor ! {?MODULE, resume, self()},
+			State#state{sleepers = Rest};
+		false ->
+			State
+	end;
 wake_sleeper(State) ->
 	State.
 

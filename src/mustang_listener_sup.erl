@@ -14,7 +14,9 @@ start_link(Ref, Transport, TransOpts) ->
 
 -spec init({mustang:ref(), module(), map()})
 	-> {ok, {supervisor:sup_flags(), [supervisor:child_spec()]}}.
-init({Ref, Transport, TransOpts = #{num_conns_sups := NumConnsSups}}) ->
+init({Ref, Transport, TransOpts = #{num_conns_sups := NumConnsSups, max_connections := Max}}) ->
+	%% Made here, before the shards: a restarted listener starts from zero.
+	ok = mustang_registry:set_conn_limit(Ref, mustang_conn_limit:new(NumConnsSups, Max)),
 	ConnsSups = [#{
 		id => {mustang_conns_sup, Id},
 		start => {mustang_conns_sup, start_link, [Ref, Id, Transport, TransOpts]},

@@ -15,6 +15,8 @@
 -export([get_port/1]).
 -export([set_conns_sup/3]).
 -export([get_conns_sups/1]).
+-export([set_conn_limit/2]).
+-export([get_conn_limit/1]).
 
 -export([init/1]).
 -export([handle_call/3]).
@@ -63,6 +65,15 @@ get_port(Ref) ->
 set_conns_sup(Ref, Id, Pid) ->
 	true = ets:insert(?TAB, {{conns_sup, Ref, Id}, Pid}),
 	ok.
+
+-spec set_conn_limit(mustang:ref(), mustang_conn_limit:limit()) -> ok.
+set_conn_limit(Ref, Limit) ->
+	true = ets:insert(?TAB, {{conn_limit, Ref}, Limit}),
+	ok.
+
+-spec get_conn_limit(mustang:ref()) -> mustang_conn_limit:limit().
+get_conn_limit(Ref) ->
+	ets:lookup_element(?TAB, {conn_limit, Ref}, 2).
 
 -spec get_conns_sups(mustang:ref()) -> [{pos_integer(), pid()}].
 get_conns_sups(Ref) ->

@@ -21,6 +21,9 @@
 -export([shutdown/2]).
 -export([close/1]).
 
+%% Writes larger than this go in pieces (mustang_transport:send_in_pieces/3).
+-define(PIECE, 262144).
+
 -spec name() -> tcp.
 name() -> tcp.
 
@@ -53,6 +56,13 @@ recv(Socket, Length, Timeout) ->
 
 -spec send(gen_tcp:socket(), iodata()) -> ok | {error, atom()}.
 send(Socket, Data) ->
+	case iolist_size(Data) =< ?PIECE of
+		true -> send_piece(Socket, Data);
+		false -> mustang_transport:send_in_pieces(fun(Piece) -> send_piece(Socket, Piece) end,
+			Data, ?PIECE)
+	end.
+
+send_piece(Socket, Data) ->
 	case gen_tcp:send(Socket, Data) of
 		ok -> ok;
 		{error, {timeout, _}} -> {error, timeout};
@@ -103,5 +113,42 @@ negotiated_protocol(_) -> {error, protocol_not_negotiated}.
 -spec shutdown(gen_tcp:socket(), read | write | read_write) -> ok | {error, atom()}.
 shutdown(Socket, How) -> gen_tcp:shutdown(Socket, How).
 
+%% A socket closed with data still queued stays behind (outside any process
+%% and max_connections) until the peer reads it, which a client that never
+%% reads never does (a 50 MB response stayed queued for good). The data
+%% gets send_timeout to go out, as a blocked write does, then it is dropped
+%% and the connection reset. (The linger option alone does not do it: after
+%% its timeout the port still holds the data.)
 -spec close(gen_tcp:socket()) -> ok.
-close(Socket) -> gen_tcp:close(Socket).
+close(Socket) ->
+	_ = case pending(Socket) of
+		0 -> ok;
+		_ -> flush_or_abort(Socket, erlang:monotonic_time(millisecond) + send_timeout(Socket))
+	end,
+	gen_tcp:close(Socket).
+
+pending(Socket) ->
+	case inet:getstat(Socket, [send_pend]) of
+		{ok, [{send_pend, Pending}]} -> Pending;
+		_ -> 0
+	end.
+
+flush_or_abort(Socket, Deadline) ->
+	case pending(Socket) of
+		0 ->
+			ok;
+		_ ->
+			case erlang:monotonic_time(millisecond) >= Deadline of
+				true ->
+					inet:setopts(Socket, [{linger, {true, 0}}]);
+				false ->
+					receive after 50 -> ok end,
+					flush_or_abort(Socket, Deadline)
+			end
+	end.
+
+send_timeout(Socket) ->
+	case inet:getopts(Socket, [send_timeout]) of
+		{ok, [{send_timeout, Timeout}]} when is_integer(Timeout) -> Timeout;
+		_ -> 30000
+	end.

@@ -22,6 +22,9 @@
 -export([shutdown/2]).
 -export([close/1]).
 
+%% Writes larger than this go in pieces (mustang_transport:send_in_pieces/3).
+-define(PIECE, 262144).
+
 -spec name() -> tls.
 name() -> tls.
 
@@ -74,6 +77,13 @@ recv(Socket, Length, Timeout) ->
 
 -spec send(ssl:sslsocket(), iodata()) -> ok | {error, atom()}.
 send(Socket, Data) ->
+	case iolist_size(Data) =< ?PIECE of
+		true -> send_piece(Socket, Data);
+		false -> mustang_transport:send_in_pieces(fun(Piece) -> send_piece(Socket, Piece) end,
+			Data, ?PIECE)
+	end.
+
+send_piece(Socket, Data) ->
 	case ssl:send(Socket, Data) of
 		ok -> ok;
 		{error, Reason} when is_atom(Reason) -> {error, Reason};

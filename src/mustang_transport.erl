@@ -8,6 +8,7 @@
 -export_type([socket/0, messages/0]).
 
 -export([socket_info/2]).
+-export([send_in_pieces/3]).
 
 -callback name() -> tcp | tls.
 -callback secure() -> boolean().
@@ -45,3 +46,48 @@ socket_info(Transport, Socket) ->
 		_ ->
 			error
 	end.
+
+%% Writes Data with Send (one call per piece of at most PieceSize bytes, in
+%% order; stops at the first error). A socket write returns as soon as the
+%% data is queued in the port when the queue was short: one write of a 50 MB
+%% body to a client that never reads returned at once and left 49 MB queued,
+%% beyond send_timeout's reach. In pieces, each write waits for the queue to
+%% drain (or for send_timeout), so a connection holds at most about one
+%% piece more than the kernel buffers. Binaries are split without copying;
+%% no data, no write.
+-spec send_in_pieces(fun((iodata()) -> ok | {error, any()}), iodata(), pos_integer())
+	-> ok | {error, any()}.
+send_in_pieces(Send, Data, PieceSize) when is_binary(Data), byte_size(Data) =< PieceSize,
+		Data =/= <<>> ->
+	Send(Data);
+send_in_pieces(Send, Data, PieceSize) ->
+	pieces(Send, PieceSize, [Data], [], 0).
+
+pieces(Send, _, [], Acc, _) ->
+	flush(Send, Acc);
+pieces(Send, Max, [Empty | Rest], Acc, Size) when Empty =:= []; Empty =:= <<>> ->
+	pieces(Send, Max, Rest, Acc, Size);
+pieces(Send, Max, [[Head | Tail] | Rest], Acc, Size) ->
+	pieces(Send, Max, [Head, Tail | Rest], Acc, Size);
+pieces(Send, Max, [Byte | Rest], Acc, Size) when is_integer(Byte) ->
+	next(Send, Max, Rest, [Byte | Acc], Size + 1);
+pieces(Send, Max, [Bin | Rest], Acc, Size) when Size + byte_size(Bin) =< Max ->
+	next(Send, Max, Rest, [Bin | Acc], Size + byte_size(Bin));
+pieces(Send, Max, [Bin | Rest], Acc, Size) ->
+	Take = Max - Size,
+	<<Piece:Take/binary, Left/binary>> = Bin,
+	case flush(Send, [Piece | Acc]) of
+		ok -> pieces(Send, Max, [Left | Rest], [], 0);
+		Error -> Error
+	end.
+
+next(Send, Max, Rest, Acc, Max) ->
+	case flush(Send, Acc) of
+		ok -> pieces(Send, Max, Rest, [], 0);
+		Error -> Error
+	end;
+next(Send, Max, Rest, Acc, Size) ->
+	pieces(Send, Max, Rest, Acc, Size).
+
+flush(_, []) -> ok;
+flush(Send, Acc) -> Send(lists:reverse(Acc)).

@@ -9,7 +9,8 @@
 all() ->
 	[start_stop_get_port, unknown_options_refused, invalid_values_refused,
 		set_protocol_options_validated, port_in_use,
-		set_env_new_connections, max_connections_backpressure, graceful_stop_inflight,
+		set_env_new_connections, max_connections_backpressure, max_connections_exact_one,
+		max_connections_exact_many, graceful_stop_inflight,
 		graceful_stop_idle_closes, tls_alpn_http11, tls_without_certificate_refused,
 		conn_is_special_process, conns_sup_supervisor_calls, dynamic_buffer_grows,
 		dynamic_buffer_off_when_buffer_set, hibernate_after_idle_tick,
@@ -158,6 +159,64 @@ max_connections_backpressure(_) ->
 	{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = recv_response(S3, <<>>),
 	ok = mustang:stop_listener(?FUNCTION_NAME).
 
+%% The limit holds over all shards: with max_connections 1 and 10 acceptors
+%% and shards, one client is served and the others wait in the backlog
+%% (each shard allowed one before, so 10 were served).
+max_connections_exact_one(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, max_connections => 1,
+		num_acceptors => 10, num_conns_sups => 10}, opts()),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	Socks = [begin
+		{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+		ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+		S
+	end || _ <- lists:seq(1, 10)],
+	timer:sleep(300),
+	[First] = answered(Socks),
+	1 = mustang:active_connections(?FUNCTION_NAME),
+	%% Each close lets exactly one more in, whatever shard it lands on.
+	ok = serve_in_turn(?FUNCTION_NAME, First, Socks -- [First]),
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+serve_in_turn(_, Open, []) ->
+	gen_tcp:close(Open);
+serve_in_turn(Ref, Open, Waiting) ->
+	ok = gen_tcp:close(Open),
+	timer:sleep(300),
+	[Next] = answered(Waiting),
+	1 = mustang:active_connections(Ref),
+	serve_in_turn(Ref, Next, Waiting -- [Next]).
+
+answered(Socks) ->
+	[S || S <- Socks, element(1, gen_tcp:recv(S, 0, 30)) =:= ok].
+
+%% 200 clients at a limit of 50 with 10 shards: all are served in turn, and
+%% never more than 50 at once. Each client notes when it got its response
+%% and when it closed: the server held the connection over that interval
+%% (and longer), so at no instant may more than 50 intervals overlap.
+max_connections_exact_many(_) ->
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, max_connections => 50,
+		num_acceptors => 10, num_conns_sups => 10}, opts()),
+	Port = mustang:get_port(?FUNCTION_NAME),
+	Self = self(),
+	Pids = [spawn_link(fun() ->
+		{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+		ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+		{<<"HTTP/1.1 200 OK">>, _, _} = recv_response(S, <<>>),
+		Served = erlang:monotonic_time(),
+		timer:sleep(100),
+		ok = gen_tcp:close(S),
+		Self ! {self(), Served, erlang:monotonic_time()}
+	end) || _ <- lists:seq(1, 200)],
+	Intervals = [receive {Pid, From, To} -> {From, To} after 20000 -> error(timeout) end
+		|| Pid <- Pids],
+	Events = lists:sort([{T, 1} || {T, _} <- Intervals] ++ [{T, -1} || {_, T} <- Intervals]),
+	{_, Max} = lists:foldl(fun({_, D}, {N, M}) -> {N + D, max(M, N + D)} end, {0, 0}, Events),
+	ct:log("most connections served at once: ~p (limit 50)", [Max]),
+	true = Max =< 50,
+	true = Max >= 40,
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
 %% stop_listener/1 lets a request in flight finish, then closes its
 %% connection, and refuses new connections meanwhile.
 graceful_stop_inflight(_) ->
@@ -257,13 +316,8 @@ conns_sup_supervisor_calls(_) ->
 	ok = sys:resume(Sup1),
 	ok = mustang:stop_listener(?FUNCTION_NAME).
 
-wait_until(Fun, Timeout) when Timeout =< 0 ->
-	true = Fun();
 wait_until(Fun, Timeout) ->
-	case Fun() of
-		true -> ok;
-		false -> receive after 20 -> wait_until(Fun, Timeout - 20) end
-	end.
+	mustang_test:wait_until(Fun, Timeout).
 
 %% The socket `buffer` option grows with the size of the data received
 %% (dynamic buffer, doubling while the moving average is above 90%).

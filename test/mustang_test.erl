@@ -118,6 +118,7 @@
 -export([program_output/1]).
 -export([node_path/0]).
 -export([json/1]).
+-export([wait_until/2]).
 
 -define(TIMEOUT, 5000).
 
@@ -753,3 +754,15 @@ json_number(B) ->
 		_ -> binary_to_float(N)
 	end,
 	{V, R}.
+
+%% Polls Fun every 20 ms until it returns true (ok), or fails with the last
+%% check once Timeout ms have passed.
+-spec wait_until(fun(() -> boolean()), integer()) -> ok.
+wait_until(Fun, Timeout) when Timeout =< 0 ->
+	true = Fun(),
+	ok;
+wait_until(Fun, Timeout) ->
+	case Fun() of
+		true -> ok;
+		false -> receive after 20 -> wait_until(Fun, Timeout - 20) end
+	end.
