@@ -56,11 +56,7 @@ recv(Socket, Length, Timeout) ->
 
 -spec send(gen_tcp:socket(), iodata()) -> ok | {error, atom()}.
 send(Socket, Data) ->
-	case iolist_size(Data) =< ?PIECE of
-		true -> send_piece(Socket, Data);
-		false -> mustang_transport:send_in_pieces(fun(Piece) -> send_piece(Socket, Piece) end,
-			Data, ?PIECE)
-	end.
+	mustang_transport:send_in_pieces(fun(Piece) -> send_piece(Socket, Piece) end, Data, ?PIECE).
 
 send_piece(Socket, Data) ->
 	case gen_tcp:send(Socket, Data) of

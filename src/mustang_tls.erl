@@ -77,11 +77,7 @@ recv(Socket, Length, Timeout) ->
 
 -spec send(ssl:sslsocket(), iodata()) -> ok | {error, atom()}.
 send(Socket, Data) ->
-	case iolist_size(Data) =< ?PIECE of
-		true -> send_piece(Socket, Data);
-		false -> mustang_transport:send_in_pieces(fun(Piece) -> send_piece(Socket, Piece) end,
-			Data, ?PIECE)
-	end.
+	mustang_transport:send_in_pieces(fun(Piece) -> send_piece(Socket, Piece) end, Data, ?PIECE).
 
 send_piece(Socket, Data) ->
 	case ssl:send(Socket, Data) of

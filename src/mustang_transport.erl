@@ -57,11 +57,12 @@ socket_info(Transport, Socket) ->
 %% no data, no write.
 -spec send_in_pieces(fun((iodata()) -> ok | {error, any()}), iodata(), pos_integer())
 	-> ok | {error, any()}.
-send_in_pieces(Send, Data, PieceSize) when is_binary(Data), byte_size(Data) =< PieceSize,
-		Data =/= <<>> ->
-	Send(Data);
 send_in_pieces(Send, Data, PieceSize) ->
-	pieces(Send, PieceSize, [Data], [], 0).
+	case iolist_size(Data) of
+		0 -> ok;
+		Size when Size =< PieceSize -> Send(Data);
+		_ -> pieces(Send, PieceSize, [Data], [], 0)
+	end.
 
 pieces(Send, _, [], Acc, _) ->
 	flush(Send, Acc);
