@@ -10,7 +10,7 @@ suite() ->
 	[{timetrap, {seconds, 90}}].
 
 all() ->
-	[never_reading_client_inline, never_reading_client_process].
+	[never_reading_client_inline, never_reading_client_process, ws_fragment_amplification].
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
@@ -22,6 +22,7 @@ end_per_suite(_) ->
 dispatch() ->
 	mustang_router:compile([{'_', [
 		{"/echo", mustang_demo_echo_h, []},
+		{"/ws", ws_echo_h, #{}},
 		{"/", mustang_demo_hello_h, []}
 	]}]).
 
@@ -71,3 +72,77 @@ never_reading_client(Ref, RequestProcess) ->
 queued_bytes() ->
 	lists:sum([Pending || P <- erlang:ports(), erlang:port_info(P, name) =:= {name, "tcp_inet"},
 		{ok, [{send_pend, Pending}]} <- [inet:getstat(P, [send_pend])]]).
+
+%% A text message sent as 1-byte fragments: before, each fragment was kept
+%% as its own list entry, a sub-binary holding on to the socket data it came
+%% in: 400 KB of payload took the connection process to tens of MB. Now the
+%% message in progress is one binary: the process holds at most a few times
+%% the payload. Past max_frame_size (1 MB by default) the connection is
+%% closed with 1009.
+ws_fragment_amplification(_) ->
+	Ref = ?FUNCTION_NAME,
+	{ok, _} = mustang:start_clear(Ref, #{port => 0}, #{env => #{dispatch => dispatch()}}),
+	try
+		Port = mustang:get_port(Ref),
+		{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+		ok = gen_tcp:send(S, <<"GET /ws HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\n"
+			"connection: upgrade\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+			"sec-websocket-version: 13\r\n\r\n">>),
+		{ok, <<"HTTP/1.1 101 ", _/bits>>} = gen_tcp:recv(S, 0, 5000),
+		[Conn] = connections(Ref),
+		{memory, Mem0} = process_info(Conn, memory),
+		Payload = 400000,
+		ok = gen_tcp:send(S, client_frame(nofin, 1, <<"a">>)),
+		ok = send_fragments(S, Payload - 1, 10000),
+		timer:sleep(300),
+		Held = held_bytes(Conn) - Mem0,
+		ct:log("~b bytes of payload in 1-byte fragments: the connection holds ~b bytes more",
+			[Payload, Held]),
+		?assert(Held < 4 * Payload),
+		%% Past the limit: 1009.
+		ok = send_fragments(S, 1048576 - Payload + 10, 10000),
+		?assertEqual(1009, close_code(S)),
+		gen_tcp:close(S)
+	after
+		mustang:stop_listener(Ref)
+	end.
+
+connections(Ref) ->
+	[Pid || {_, Sup} <- mustang_registry:get_conns_sups(Ref),
+		{_, Pid, _, _} <- supervisor:which_children(Sup)].
+
+%% Process memory and the binaries it references.
+held_bytes(Pid) ->
+	erlang:garbage_collect(Pid),
+	{memory, Mem} = process_info(Pid, memory),
+	{binary, Bins} = process_info(Pid, binary),
+	Mem + lists:sum([Size || {_, Size, _} <- Bins]).
+
+%% N one-byte continuation frames, sent Batch at a time.
+send_fragments(_, 0, _) ->
+	ok;
+send_fragments(S, N, Batch) ->
+	Count = min(N, Batch),
+	case gen_tcp:send(S, binary:copy(client_frame(nofin, 0, <<"a">>), Count)) of
+		ok -> send_fragments(S, N - Count, Batch);
+		{error, _} -> ok
+	end.
+
+%% A masked client frame (the zero mask leaves the payload as is).
+client_frame(Fin, Opcode, Payload) when byte_size(Payload) < 126 ->
+	FinBit = case Fin of fin -> 1; nofin -> 0 end,
+	<<FinBit:1, 0:3, Opcode:4, 1:1, (byte_size(Payload)):7, 0:32, Payload/binary>>.
+
+%% The close code of the close frame the server sent.
+close_code(S) ->
+	close_code(S, <<>>).
+
+close_code(_, <<_:4, 8:4, 0:1, Len:7, Code:16, _/bits>>) when Len >= 2 ->
+	Code;
+close_code(S, <<_:4, _:4, 0:1, Len:7, _:Len/binary, Rest/bits>>) when Len < 126 ->
+	close_code(S, Rest);
+close_code(S, Buffer) ->
+	case gen_tcp:recv(S, 0, 10000) of
+		{ok, Data} -> close_code(S, <<Buffer/binary, Data/binary>>);
+		{error, Reason} -> {no_close_frame, Reason}
+	end.
