@@ -38,6 +38,7 @@ rfc7231() ->
 -spec init([]) -> {ok, undefined}.
 init([]) ->
 	_ = ets:new(?TAB, [named_table, protected, set, {read_concurrency, true}]),
+	ok = mustang_log_limit:init(),
 	update(),
 	{ok, undefined}.
 
@@ -52,6 +53,7 @@ handle_cast(_, State) ->
 -spec handle_info(any(), undefined) -> {noreply, undefined}.
 handle_info(update, State) ->
 	update(),
+	ok = mustang_log_limit:tick(),
 	{noreply, State};
 handle_info(_, State) ->
 	{noreply, State}.

@@ -73,7 +73,11 @@ linger_loop(Transport, Socket, Deadline) ->
 
 %% Log lines go through the `logger' protocol option (a module with
 %% logger's level functions).
+%% Error lines (crashes) are rate-limited (mustang_log_limit).
 -spec log(module(), logger:level(), io:format(), list()) -> ok.
+log(Logger, error, Format, Args) ->
+	_ = mustang_log_limit:allow() andalso Logger:error(Format, Args),
+	ok;
 log(Logger, Level, Format, Args) ->
 	_ = Logger:Level(Format, Args),
 	ok.

@@ -302,7 +302,7 @@ parse(St = #st{scan_from = ScanFrom, limits = Limits, parse_cache = Cache}, Buff
 			%% reason (mustang_error_tests checks that they agree).
 			case binary:match(Buffer, <<" HTTP/">>) of
 				nomatch ->
-					log(St, notice, "mustang ~p: ~s sent bytes that are not HTTP; closing",
+					log(St, debug, "mustang ~p: ~s sent bytes that are not HTTP; closing",
 						[St#st.ref, peer(St)]),
 					terminate(St, {http_error, 400,
 						'The bytes received are not an HTTP/1.x request. (RFC9113 3.4)'});
@@ -554,7 +554,7 @@ supervisor_call(Call, From, #st{child = Child}) ->
 %% the response (early_error/5), which ends the connection.
 -spec error_response(#st{}, 400..599, atom()) -> no_return().
 error_response(St = #st{transport = Transport, socket = Socket, opts = Opts}, Status, Reason) ->
-	log(St, notice, "mustang ~p: ~b response to ~s: ~s", [St#st.ref, Status, peer(St), Reason]),
+	log(St, debug, "mustang ~p: ~b response to ~s: ~s", [St#st.ref, Status, peer(St), Reason]),
 	StreamID = St#st.requests + 1,
 	PartialReq = #{ref => St#st.ref, pid => self(), streamid => StreamID, peer => St#st.peer,
 		sock => St#st.sock, cert => St#st.cert},

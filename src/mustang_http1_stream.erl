@@ -78,7 +78,7 @@ commands([Command | Rest], Stream) ->
 	commands(Rest, command(Command, Stream)).
 
 command({log, Level, Format, Args}, Stream = #stream{logger = Logger}) ->
-	_ = Logger:Level(Format, Args),
+	ok = mustang_conn_chores:log(Logger, Level, Format, Args),
 	Stream;
 command({spawn, Pid, _}, Stream) ->
 	Stream#stream{child = Pid};

@@ -343,7 +343,7 @@ flow_control_timeout(St = #st{m = M, opts = #{flow_control_timeout := Timeout}})
 			Now = ms(),
 			case Now - Since >= Timeout of
 				true ->
-					log(St, notice, "mustang ~p: ~s did not open its flow-control window in ~b ms",
+					log(St, debug, "mustang ~p: ~s did not open its flow-control window in ~b ms",
 						[St#st.ref, peer(St), Timeout]),
 					goaway_close(St, enhance_your_calm,
 						'The client did not open its flow-control window within flow_control_timeout.');
@@ -390,7 +390,7 @@ event(St = #st{streams = Streams}, {rst_stream, StreamID, _}) ->
 event(St = #st{streams = Streams}, {stream_error, StreamID, Code, Reason}) ->
 	case Streams of
 		#{StreamID := Stream} ->
-			log(St, notice, "mustang ~p: stream ~b from ~s reset with ~p: ~s",
+			log(St, debug, "mustang ~p: stream ~b from ~s reset with ~p: ~s",
 				[St#st.ref, StreamID, peer(St), Code, Reason]),
 			remove_stream(St, Stream, {shutdown, {stream_error, Code}});
 		_ ->
@@ -398,7 +398,7 @@ event(St = #st{streams = Streams}, {stream_error, StreamID, Code, Reason}) ->
 			St
 	end;
 event(St, {malformed, _, Reason}) ->
-	log(St, notice, "mustang ~p: malformed HTTP/2 request from ~s: ~0p",
+	log(St, debug, "mustang ~p: malformed HTTP/2 request from ~s: ~0p",
 		[St#st.ref, peer(St), Reason]),
 	St;
 event(St, {early_error, StreamID, IsFin, Status, Reason}) ->
@@ -448,7 +448,7 @@ stream_data(St, Stream0 = #stream{id = StreamID, chain = Chain}, IsFin, Data) ->
 %% A response without a handler, for a request that is not processed; the
 %% stream handlers may shape it (early_error/5).
 stream_error_response(St = #st{opts = Opts}, StreamID, IsFin, Status, Reason) ->
-	log(St, notice, "mustang ~p: ~b response to ~s on stream ~b: ~0p",
+	log(St, debug, "mustang ~p: ~b response to ~s on stream ~b: ~0p",
 		[St#st.ref, Status, peer(St), StreamID, Reason]),
 	PartialReq = #{ref => St#st.ref, pid => self(), streamid => StreamID, peer => St#st.peer,
 		sock => St#st.sock, cert => St#st.cert, version => 'HTTP/2'},
@@ -509,7 +509,7 @@ terminate_reason({shutdown, {stream_error, Code}}) ->
 
 %% We reset the stream (RFC 9113 5.4.2).
 stream_reset(St, Stream = #stream{id = StreamID}, Code, Reason) ->
-	log(St, notice, "mustang ~p: stream ~b from ~s reset with ~p: ~s",
+	log(St, debug, "mustang ~p: stream ~b from ~s reset with ~p: ~s",
 		[St#st.ref, StreamID, peer(St), Code, Reason]),
 	St2 = m(St, mustang_http2_machine:reset_stream(StreamID, Code, St#st.m)),
 	remove_stream(St2, Stream, {shutdown, {stream_error, Code}}).
@@ -731,11 +731,11 @@ final_goaway(St) ->
 goaway_close(St, Code, Reason) ->
 	case Reason of
 		'Too many frames that do no work.' ->
-			log(St, notice, "mustang ~p: ~s sent too many frames that do no work "
+			log(St, debug, "mustang ~p: ~s sent too many frames that do no work "
 				"(max_overhead_frame_rate ~p)",
 				[St#st.ref, peer(St), maps:get(max_overhead_frame_rate, St#st.opts)]);
 		'Too many streams cancelled.' ->
-			log(St, notice, "mustang ~p: ~s cancelled or overflowed too many streams "
+			log(St, debug, "mustang ~p: ~s cancelled or overflowed too many streams "
 				"(max_cancel_stream_rate ~p)",
 				[St#st.ref, peer(St), maps:get(max_cancel_stream_rate, St#st.opts)]);
 		_ ->
@@ -744,7 +744,7 @@ goaway_close(St, Code, Reason) ->
 	case Code of
 		no_error -> ok;
 		_ ->
-			log(St, notice, "mustang ~p: connection from ~s closed with ~p: ~s",
+			log(St, debug, "mustang ~p: connection from ~s closed with ~p: ~s",
 				[St#st.ref, peer(St), Code, Reason])
 	end,
 	Debug = case Code of

@@ -196,7 +196,7 @@ early_error_response(StreamID, Error, PartialReq, Resp, Opts, Logger) ->
 	catch Class:Reason2:Stacktrace ->
 		{log, Level, Format, Args} = make_error_log(early_error,
 			[StreamID, Error, PartialReq, Resp], Class, Reason2, Stacktrace),
-		_ = Logger:Level(Format, Args),
+		ok = mustang_conn_chores:log(Logger, Level, Format, Args),
 		Resp
 	end.
 

@@ -220,7 +220,7 @@ log(ok, _) -> [];
 log(closed, _) -> [];
 log({crash, exit, {shutdown, _}, _}, _) -> [];
 log({request_error, Reason, Text}, #state{ref = Ref, method = Method, path = Path, peer = Peer}) ->
-	[{log, notice, "mustang ~p: bad request ~s ~s from ~s: ~0p (~s)",
+	[{log, debug, "mustang ~p: bad request ~s ~s from ~s: ~0p (~s)",
 		[Ref, Method, Path, peer(Peer), Reason, Text]}];
 log({crash, Class, Reason, Stacktrace}, #state{ref = Ref, method = Method, path = Path, peer = Peer}) ->
 	[{log, error, "mustang ~p: handler crashed on ~s ~s from ~s: ~0p:~0p~n~p",

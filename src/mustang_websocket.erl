@@ -559,7 +559,7 @@ remote_close(St, Code, Reason) ->
 
 -spec protocol_error(#ws{}, 1002 | 1007 | 1009, atom()) -> no_return().
 protocol_error(St, Code, Reason) ->
-	log(St, notice, "mustang ~p: Websocket client ~s closed with ~b: ~s",
+	log(St, debug, "mustang ~p: Websocket client ~s closed with ~b: ~s",
 		[St#ws.ref, peer(St), Code, Reason]),
 	St2 = St#ws{out = [mustang_ws_frame:frame({close, Code, <<>>}) | St#ws.out]},
 	Error = case Code of

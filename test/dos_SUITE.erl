@@ -10,7 +10,8 @@ suite() ->
 	[{timetrap, {seconds, 90}}].
 
 all() ->
-	[never_reading_client_inline, never_reading_client_process, ws_fragment_amplification].
+	[never_reading_client_inline, never_reading_client_process, ws_fragment_amplification,
+		client_errors_not_logged, crash_log_rate_limited].
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
@@ -23,6 +24,7 @@ dispatch() ->
 	mustang_router:compile([{'_', [
 		{"/echo", mustang_demo_echo_h, []},
 		{"/ws", ws_echo_h, #{}},
+		{"/crash", crash_h, before_reply},
 		{"/", mustang_demo_hello_h, []}
 	]}]).
 
@@ -145,4 +147,86 @@ close_code(S, Buffer) ->
 	case gen_tcp:recv(S, 0, 10000) of
 		{ok, Data} -> close_code(S, <<Buffer/binary, Data/binary>>);
 		{error, Reason} -> {no_close_frame, Reason}
+	end.
+
+%% Client mistakes are the client's problem: 200 malformed requests, over
+%% HTTP/1.1 (400) and HTTP/2 (GOAWAY PROTOCOL_ERROR), write no log line at
+%% notice or above (before: one notice line each, so an attacker chose the
+%% log volume).
+client_errors_not_logged(_) ->
+	Ref = ?FUNCTION_NAME,
+	{ok, _} = mustang:start_clear(Ref, #{port => 0}, #{env => #{dispatch => dispatch()}}),
+	ok = logger:add_handler(Ref, log_forward_h, #{config => #{pid => self()}, level => notice}),
+	try
+		Port = mustang:get_port(Ref),
+		[begin
+			{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+			ok = gen_tcp:send(S, Bad),
+			{ok, _} = gen_tcp:recv(S, 0, 5000),
+			gen_tcp:close(S)
+		end || _ <- lists:seq(1, 100), Bad <- [
+			<<"GET / HTTP/1.1\r\nhost: x\r\nbad header\r\n\r\n">>,
+			<<"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 0, 0, 4, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0>>]],
+		timer:sleep(200),
+		?assertEqual([], mustang_events())
+	after
+		_ = logger:remove_handler(Ref),
+		mustang:stop_listener(Ref)
+	end.
+
+%% A handler that crashes on every request: each crash is an error line, but
+%% at most log_rate_limit (10) per second; one more line per second says how
+%% many were suppressed. Before: 300 crashes, 300 lines.
+crash_log_rate_limited(_) ->
+	Ref = ?FUNCTION_NAME,
+	{ok, _} = mustang:start_clear(Ref, #{port => 0}, #{env => #{dispatch => dispatch()}}),
+	ok = logger:add_handler(Ref, log_forward_h, #{config => #{pid => self()}, level => error}),
+	try
+		Port = mustang:get_port(Ref),
+		T0 = erlang:monotonic_time(millisecond),
+		Crashes = 300,
+		ok = crash_requests(Port, Crashes),
+		Seconds = (erlang:monotonic_time(millisecond) - T0) div 1000 + 1,
+		%% The last second's count is written at the next tick.
+		timer:sleep(1500),
+		Events = mustang_events(),
+		Summaries = [E || E <- Events, binary:match(E, <<"suppressed">>) =/= nomatch],
+		Crashed = Events -- Summaries,
+		ct:log("~b crashes in ~b s: ~b crash lines, ~b summary lines:~n~p",
+			[Crashes, Seconds, length(Crashed), length(Summaries), Summaries]),
+		?assert(length(Crashed) =< 10 * (Seconds + 1)),
+		?assert(length(Crashed) >= 1),
+		Suppressed = lists:sum([binary_to_integer(N) || E <- Summaries,
+			{match, [N]} <- [re:run(E, "([0-9]+) more", [{capture, all_but_first, binary}])]]),
+		?assertEqual(Crashes, length(Crashed) + Suppressed)
+	after
+		_ = logger:remove_handler(Ref),
+		mustang:stop_listener(Ref)
+	end.
+
+crash_requests(_, 0) ->
+	ok;
+crash_requests(Port, N) ->
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, <<"GET /crash HTTP/1.1\r\nhost: x\r\n\r\n">>),
+	{ok, <<"HTTP/1.1 500 ", _/bits>>} = gen_tcp:recv(S, 0, 5000),
+	gen_tcp:close(S),
+	crash_requests(Port, N - 1).
+
+%% The text of the log events received from log_forward_h that came from
+%% Mustang (its connections or its modules).
+mustang_events() ->
+	receive
+		{log_event, #{msg := Msg}} ->
+			Text = iolist_to_binary(case Msg of
+				{report, R} -> io_lib:format("~p", [R]);
+				{string, Str} -> Str;
+				{Format, Args} -> io_lib:format(Format, Args)
+			end),
+			case binary:match(Text, <<"mustang">>) of
+				nomatch -> mustang_events();
+				_ -> [Text | mustang_events()]
+			end
+	after 0 ->
+		[]
 	end.
