@@ -27,6 +27,9 @@
 %%   max_headers (100), max_empty_lines (5)
 %%   max_skip_body_length (1000000) unread body discarded to keep the connection
 %%   max_trailer_length (4096)     bytes of chunked trailers skipped
+%%   min_recv_rate ({1024, 30000}) a request body must bring at least Bytes in
+%%                                 every Ms ({Bytes, Ms}), else 408 and close;
+%%                                 or off
 %%   linger_timeout (1000)         ms spent reading and discarding what the client
 %%                                 still sends once we decided to close (RFC 9112 9.6)
 %%   logger (logger)               module used for logs
@@ -64,6 +67,7 @@
 	max_skip_body_length => 1000000,
 	max_trailer_length => 4096,
 	linger_timeout => 1000,
+	min_recv_rate => {1024, 30000},
 	logger => logger,
 	stream_handlers => [mustang_stream_h]
 }).
@@ -352,6 +356,11 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 		active_n = St#st.active_n,
 		idle_timeout = St#st.idle_timeout,
 		max_skip = St#st.max_skip,
+		min_rate = maps:get(min_recv_rate, St#st.opts),
+		rate = case Body of
+			none -> undefined;
+			_ -> {erlang:monotonic_time(millisecond), 0}
+		end,
 		logger = St#st.logger
 	},
 	Mode = case St#st.request_process of true -> process; false -> inline end,

@@ -423,7 +423,13 @@ flush_passive(Socket, Passive) ->
 -spec feed(binary(), #stream{}) -> #stream{}.
 feed(Data, Stream = #stream{body = done, buffer = Buffer}) ->
 	Stream#stream{buffer = <<Buffer/binary, Data/binary>>};
-feed(Data, Stream) ->
+feed(Data, Stream0) ->
+	case check_rate(byte_size(Data), Stream0) of
+		{ok, Stream} -> feed_body(Data, Stream);
+		too_slow -> chain_info({body_error, too_slow}, Stream0#stream{keepalive = false, body = done})
+	end.
+
+feed_body(Data, Stream) ->
 	case decode_body(Data, Stream) of
 		{ok, Decoded, Stream2 = #stream{body = done}} ->
 			chain_data(fin, Decoded, Stream2);
@@ -447,6 +453,23 @@ decode_body(Data, Stream = #stream{body = {chunked, State}}) ->
 		{error, Error = {http_error, _, _}} -> {error, Error}
 	end.
 
+%% min_recv_rate: a body that trickles in (a byte every few seconds, each
+%% one resetting idle_timeout) would hold its connection for ever. When a
+%% period ends with fewer bytes than the minimum, the body is refused
+%% (408: the read fails with too_slow) and the connection closes. Checked
+%% as bytes arrive: a client that sends nothing meets idle_timeout instead.
+check_rate(_, Stream = #stream{min_rate = off}) ->
+	{ok, Stream};
+check_rate(_, Stream = #stream{rate = undefined}) ->
+	{ok, Stream};
+check_rate(Size, Stream = #stream{min_rate = {Min, Period}, rate = {Start, Got}}) ->
+	Now = erlang:monotonic_time(millisecond),
+	if
+		Now - Start < Period -> {ok, Stream#stream{rate = {Start, Got + Size}}};
+		Got + Size >= Min -> {ok, Stream#stream{rate = {Now, 0}}};
+		true -> too_slow
+	end.
+
 %% Unread body: discard it when it is small enough, else close (RFC 9112 9.3).
 %% A client that asked for 100-continue and was never told to continue may
 %% not send the body at all: waiting for it would hang, so close. The socket
@@ -464,7 +487,13 @@ skip_buffered(Stream = #stream{buffer = <<>>}, Left) ->
 skip_buffered(Stream = #stream{buffer = Buffer}, Left) ->
 	skip_data(Buffer, Stream#stream{buffer = <<>>}, Left).
 
-skip_data(Data, Stream, Left) ->
+skip_data(Data, Stream0, Left) ->
+	case check_rate(byte_size(Data), Stream0) of
+		{ok, Stream} -> skip_decoded(Data, Stream, Left);
+		too_slow -> Stream0#stream{keepalive = false}
+	end.
+
+skip_decoded(Data, Stream, Left) ->
 	case decode_body(Data, Stream) of
 		{ok, Decoded, Stream2 = #stream{body = done}} when byte_size(Decoded) =< Left ->
 			Stream2;

@@ -72,6 +72,8 @@ request_process(Req, Env, Middlewares) ->
 %% The status answered for a request_error result when nothing was sent yet.
 -spec request_error_status(any()) -> 400..599.
 request_error_status({read_body, timeout}) -> 408;
+%% Slower than min_recv_rate (mustang_http1_stream).
+request_error_status({read_body, too_slow}) -> 408;
 %% A request body that does not decode (mustang_http1_codec:decode_chunked/2).
 request_error_status({read_body, {http_error, Status, _}}) -> Status;
 request_error_status({read_urlencoded_body, too_large}) -> 413;

@@ -30,6 +30,8 @@
 %%   max_headers (100), max_empty_lines (5): >= 0
 %%   max_skip_body_length (1000000), max_trailer_length (4096): >= 0
 %%   linger_timeout (1000)           no infinity
+%%   min_recv_rate ({1024, 30000})   {Bytes, Ms}: a request body must bring at
+%%                                   least Bytes in every Ms, or off
 %% HTTP/2 (ranges from RFC 9113):
 %%   enable_connect_protocol (false)
 %%   max_concurrent_streams (100)    0..4294967295 (a SETTINGS value, 6.5.1)
@@ -65,6 +67,8 @@
 %% Websocket options (the Opts of {mustang_websocket, Req, State, Opts}):
 %%   idle_timeout (60000)            or infinity
 %%   max_frame_size (1048576)        >= 0 or infinity
+%%   min_recv_rate ({1024, 30000})   {Bytes, Ms} while a frame is in progress,
+%%                                   or off
 %%   compress (false)
 %%   deflate_opts (#{})              level (zlib:zlevel()), mem_level (1..9),
 %%                                   strategy (zlib:zstrategy()),
@@ -124,7 +128,8 @@
 	max_empty_lines => non_neg_integer(),
 	max_skip_body_length => non_neg_integer(),
 	max_trailer_length => non_neg_integer(),
-	linger_timeout => ms()).
+	linger_timeout => ms(),
+	min_recv_rate => off | {pos_integer(), pos_integer()}).
 
 -define(HTTP2_OPTS,
 	enable_connect_protocol => boolean(),
@@ -174,7 +179,8 @@
 	validate_utf8 => boolean(),
 	active_n => active_n(),
 	req_filter => fun((mustang_req:req()) -> map()),
-	close_timeout => ms() | infinity
+	close_timeout => ms() | infinity,
+	min_recv_rate => off | {pos_integer(), pos_integer()}
 }.
 
 -type error() :: {unknown_protocol_options, [any()]}
@@ -254,6 +260,9 @@ protocol_option(max_empty_lines, V) -> non_neg(V);
 protocol_option(max_skip_body_length, V) -> non_neg(V);
 protocol_option(max_trailer_length, V) -> non_neg(V);
 protocol_option(linger_timeout, V) -> ms(V);
+protocol_option(min_recv_rate, off) -> true;
+protocol_option(min_recv_rate, {Bytes, Period}) -> pos(Bytes) andalso ms(Period) andalso Period > 0;
+protocol_option(min_recv_rate, _) -> false;
 %% HTTP/2.
 protocol_option(enable_connect_protocol, V) -> is_boolean(V);
 protocol_option(max_concurrent_streams, V) -> int(V, 0, ?MAX_SETTING);
@@ -300,6 +309,7 @@ websocket_option(validate_utf8, V) -> is_boolean(V);
 websocket_option(active_n, V) -> int(V, 1, ?MAX_ACTIVE_N);
 websocket_option(req_filter, V) -> is_function(V, 1);
 websocket_option(close_timeout, V) -> timeout_or_infinity(V);
+websocket_option(min_recv_rate, V) -> protocol_option(min_recv_rate, V);
 websocket_option(_, _) -> unknown.
 
 %% The keys of deflate_opts (an unknown one makes the whole map invalid).

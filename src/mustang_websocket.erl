@@ -24,15 +24,17 @@
 %% commands are written with one send.
 %%
 %% Terminate reasons: stop (the handler closed), timeout, remote,
-%% {remote, Code, Reason}, {error, badencoding | badframe | badsize | closed
-%% | Reason}, {crash, Class, Reason}.
+%% {remote, Code, Reason}, {error, badencoding | badframe | badsize | too_slow
+%% | closed | Reason}, {crash, Class, Reason}.
 %%
 %% Options (defaults): idle_timeout (60000), max_frame_size (1048576: the
 %% largest message, reassembled and inflated), compress (false),
 %% deflate_opts (#{}), validate_utf8 (true), active_n (100), req_filter (a
 %% fun applied to the Req kept for terminate/3; by default the Req without
 %% its headers and body-related keys), close_timeout (3000 ms to wait for
-%% the client's close frame after ours).
+%% the client's close frame after ours), min_recv_rate ({1024, 30000}: a
+%% frame that was started must bring at least Bytes in every Ms, else the
+%% connection is closed with 1008; or off).
 -module(mustang_websocket).
 
 -export([is_upgrade_request/1]).
@@ -88,6 +90,10 @@
 	%% Parsing and the message in progress.
 	frame :: mustang_ws_frame:state(),
 	msg = none :: none | mustang_ws_frame:data_type(),
+	%% min_recv_rate, and the current period (start, bytes) while a frame
+	%% is in progress.
+	min_rate = {1024, 30000} :: off | {pos_integer(), pos_integer()},
+	rate = undefined :: undefined | {integer(), non_neg_integer()},
 	%% The message so far as one binary: a fragment kept as its own list
 	%% entry cost 43-70 bytes per payload byte with 1-byte fragments (each a
 	%% sub-binary holding on to the socket data it came in).
@@ -262,6 +268,7 @@ init_state(Handler, HState, Req, Opts, Deflate) ->
 		validate_utf8 = maps:get(validate_utf8, Opts, true),
 		idle_timeout = maps:get(idle_timeout, Opts, 60000),
 		close_timeout = maps:get(close_timeout, Opts, 3000),
+		min_rate = maps:get(min_recv_rate, Opts, {1024, 30000}),
 		active_n = maps:get(active_n, Opts, 100),
 		logger = logger}.
 
@@ -351,19 +358,40 @@ idle_tick(St = #ws{received = Received, idle_ticks = Ticks}) ->
 %% Incoming bytes: every frame they hold is handled, and the frames the
 %% handler answers with are written with one send at the end.
 data(St, Data) ->
-	after_call(frames(St, Data)).
+	after_call(incoming(St, Data)).
 
 %% HTTP/2: the connection relays each DATA frame as a message. Those
 %% already in the mailbox are handled before the answers are written, so
 %% that a burst of small messages costs one call to the connection, not
 %% one per message.
 relayed(St0 = #ws{stream = Stream}, Data, Left) ->
-	St = frames(St0, Data),
+	St = incoming(St0, Data),
 	receive
 		{Stream, {data, More}} when Left > 0 ->
 			relayed(ack(St, byte_size(More)), More, Left - 1)
 	after 0 ->
 		after_call(St)
+	end.
+
+%% min_recv_rate: a frame trickling in (a byte every few seconds, each one
+%% resetting idle_timeout) would hold the connection for ever. While a frame
+%% is in progress, each period must bring the minimum; checked as bytes
+%% arrive (silence meets idle_timeout).
+incoming(St = #ws{min_rate = off}, Data) ->
+	frames(St, Data);
+incoming(St0 = #ws{min_rate = {Min, Period}}, Data) ->
+	Now = erlang:monotonic_time(millisecond),
+	St = case St0#ws.rate of
+		undefined -> St0;
+		{Start, Got} when Now - Start < Period -> St0#ws{rate = {Start, Got + byte_size(Data)}};
+		{_, Got} when Got + byte_size(Data) >= Min -> St0#ws{rate = {Now, 0}};
+		_ -> protocol_error(St0, 1008, 'The frame arrived slower than min_recv_rate allows.')
+	end,
+	St2 = frames(St, Data),
+	case {mustang_ws_frame:in_frame(St2#ws.frame), St2#ws.rate} of
+		{false, _} -> St2#ws{rate = undefined};
+		{true, undefined} -> St2#ws{rate = {Now, 0}};
+		{true, _} -> St2
 	end.
 
 frames(St = #ws{frame = FrameSt}, Data) ->
@@ -557,7 +585,7 @@ remote_close(St, Code, Reason) ->
 	St2 = send_frames(St#ws{out = [mustang_ws_frame:frame({close, Code, <<>>}) | St#ws.out]}),
 	terminate(St2, Reason).
 
--spec protocol_error(#ws{}, 1002 | 1007 | 1009, atom()) -> no_return().
+-spec protocol_error(#ws{}, 1002 | 1007 | 1008 | 1009, atom()) -> no_return().
 protocol_error(St, Code, Reason) ->
 	log(St, debug, "mustang ~p: Websocket client ~s closed with ~b: ~s",
 		[St#ws.ref, peer(St), Code, Reason]),
@@ -565,6 +593,7 @@ protocol_error(St, Code, Reason) ->
 	Error = case Code of
 		1002 -> badframe;
 		1007 -> badencoding;
+		1008 -> too_slow;
 		1009 -> badsize
 	end,
 	close(send_frames(St2), {error, Error}).

@@ -75,6 +75,7 @@
 -export([frames/1]).
 -export([compressed_frame/2]).
 -export([fragment/4]).
+-export([in_frame/1]).
 
 -export_type([state/0, opts/0, parse_result/0, control_frame/0, frame/0]).
 -export_type([close_code/0, error_code/0, data_type/0, fin/0]).
@@ -375,3 +376,8 @@ build(Op, Fin, Rsv1, Data) ->
 		Len when Len < 16#10000 -> [<<Fin:1, Rsv1:1, 0:2, Op:4, 0:1, 126:7, Len:16>>, Data];
 		Len -> [<<Fin:1, Rsv1:1, 0:2, Op:4, 0:1, 127:7, Len:64>>, Data]
 	end.
+
+%% Whether a frame was started and not finished (its header or its payload).
+-spec in_frame(state()) -> boolean().
+in_frame(#ws_frame{buffer = Buffer, left = Left}) ->
+	Buffer =/= <<>> orelse Left > 0.

@@ -11,7 +11,8 @@ suite() ->
 
 all() ->
 	[never_reading_client_inline, never_reading_client_process, ws_fragment_amplification,
-		client_errors_not_logged, crash_log_rate_limited].
+		client_errors_not_logged, crash_log_rate_limited, trickling_body_inline,
+		trickling_body_process, slow_body_within_rate, trickling_ws_frame].
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
@@ -24,7 +25,9 @@ dispatch() ->
 	mustang_router:compile([{'_', [
 		{"/echo", mustang_demo_echo_h, []},
 		{"/ws", ws_echo_h, #{}},
+		{"/ws/rate", ws_echo_h, #{ws_opts => #{min_recv_rate => {100, 1000}}}},
 		{"/crash", crash_h, before_reply},
+		{"/read_body", mustang_demo_read_body_h, []},
 		{"/", mustang_demo_hello_h, []}
 	]}]).
 
@@ -86,11 +89,7 @@ ws_fragment_amplification(_) ->
 	{ok, _} = mustang:start_clear(Ref, #{port => 0}, #{env => #{dispatch => dispatch()}}),
 	try
 		Port = mustang:get_port(Ref),
-		{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
-		ok = gen_tcp:send(S, <<"GET /ws HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\n"
-			"connection: upgrade\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-			"sec-websocket-version: 13\r\n\r\n">>),
-		{ok, <<"HTTP/1.1 101 ", _/bits>>} = gen_tcp:recv(S, 0, 5000),
+		S = ws_connect(Port, <<"/ws">>),
 		[Conn] = connections(Ref),
 		{memory, Mem0} = process_info(Conn, memory),
 		Payload = 400000,
@@ -230,3 +229,101 @@ mustang_events() ->
 	after 0 ->
 		[]
 	end.
+
+%% A body trickling in at 1 byte every 200 ms (each byte resets idle_timeout)
+%% held its connection for as long as the client liked. With min_recv_rate
+%% {100, 1000} the request gets 408 and the connection closes once a second
+%% brought fewer than 100 bytes.
+trickling_body_inline(_) ->
+	trickling_body(?FUNCTION_NAME, false).
+
+trickling_body_process(_) ->
+	trickling_body(?FUNCTION_NAME, true).
+
+trickling_body(Ref, RequestProcess) ->
+	{ok, _} = mustang:start_clear(Ref, #{port => 0}, #{env => #{dispatch => dispatch()},
+		request_process => RequestProcess, min_recv_rate => {100, 1000}}),
+	try
+		Port = mustang:get_port(Ref),
+		{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+		ok = gen_tcp:send(S, <<"POST /read_body HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n">>),
+		T0 = erlang:monotonic_time(millisecond),
+		Trickler = spawn_link(fun() -> trickle(S, 1000) end),
+		{ok, Resp} = gen_tcp:recv(S, 0, 10000),
+		Elapsed = erlang:monotonic_time(millisecond) - T0,
+		unlink(Trickler),
+		exit(Trickler, kill),
+		ct:log("answer after ~b ms: ~p", [Elapsed, Resp]),
+		?assertMatch(<<"HTTP/1.1 408 ", _/bits>>, Resp),
+		?assert(Elapsed < 5000),
+		?assertMatch({error, closed}, recv_until_closed(S))
+	after
+		mustang:stop_listener(Ref)
+	end.
+
+trickle(_, 0) ->
+	ok;
+trickle(S, N) ->
+	case gen_tcp:send(S, <<"x">>) of
+		ok -> timer:sleep(200), trickle(S, N - 1);
+		_ -> ok
+	end.
+
+recv_until_closed(S) ->
+	case gen_tcp:recv(S, 0, 5000) of
+		{ok, _} -> recv_until_closed(S);
+		Error -> Error
+	end.
+
+%% A slow body that keeps the minimum rate (200 bytes every 300 ms against
+%% 100 per second) is read whole.
+slow_body_within_rate(_) ->
+	Ref = ?FUNCTION_NAME,
+	{ok, _} = mustang:start_clear(Ref, #{port => 0}, #{env => #{dispatch => dispatch()},
+		min_recv_rate => {100, 1000}}),
+	try
+		Port = mustang:get_port(Ref),
+		{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+		ok = gen_tcp:send(S, <<"POST /read_body HTTP/1.1\r\nhost: x\r\ncontent-length: 2000\r\n\r\n">>),
+		[begin ok = gen_tcp:send(S, binary:copy(<<"y">>, 200)), timer:sleep(300) end
+			|| _ <- lists:seq(1, 10)],
+		{ok, Resp} = gen_tcp:recv(S, 0, 10000),
+		?assertMatch(<<"HTTP/1.1 200 ", _/bits>>, Resp),
+		?assertNotEqual(nomatch, binary:match(Resp, <<"\r\n\r\n2000">>))
+	after
+		mustang:stop_listener(Ref)
+	end.
+
+%% A Websocket frame trickling in at 1 byte every 200 ms: with min_recv_rate
+%% {100, 1000} the connection is closed with 1008 once a second brought
+%% fewer than 100 bytes of the frame (before: open for as long as the client
+%% liked, each byte resetting idle_timeout).
+trickling_ws_frame(_) ->
+	Ref = ?FUNCTION_NAME,
+	{ok, _} = mustang:start_clear(Ref, #{port => 0}, #{env => #{dispatch => dispatch()}}),
+	try
+		Port = mustang:get_port(Ref),
+		S = ws_connect(Port, <<"/ws/rate">>),
+		%% A 100-byte text frame, its header first, then its bytes one by one.
+		ok = gen_tcp:send(S, <<1:1, 0:3, 1:4, 1:1, 100:7, 0:32>>),
+		T0 = erlang:monotonic_time(millisecond),
+		Trickler = spawn_link(fun() -> trickle(S, 100) end),
+		Code = close_code(S),
+		unlink(Trickler),
+		exit(Trickler, kill),
+		Elapsed = erlang:monotonic_time(millisecond) - T0,
+		ct:log("closed with ~p after ~b ms", [Code, Elapsed]),
+		?assertEqual(1008, Code),
+		?assert(Elapsed < 5000)
+	after
+		mustang:stop_listener(Ref)
+	end.
+
+%% A Websocket connection over HTTP/1.1 (raw socket, handshake done).
+ws_connect(Port, Path) ->
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, [<<"GET ">>, Path, <<" HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\n"
+		"connection: upgrade\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+		"sec-websocket-version: 13\r\n\r\n">>]),
+	{ok, <<"HTTP/1.1 101 ", _/bits>>} = gen_tcp:recv(S, 0, 5000),
+	S.

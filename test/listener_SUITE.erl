@@ -205,8 +205,10 @@ max_connections_exact_many(_) ->
 		{<<"HTTP/1.1 200 OK">>, _, _} = recv_response(S, <<>>),
 		Served = erlang:monotonic_time(),
 		timer:sleep(100),
+		%% Taken before the close, so the server held the connection after.
+		Closing = erlang:monotonic_time(),
 		ok = gen_tcp:close(S),
-		Self ! {self(), Served, erlang:monotonic_time()}
+		Self ! {self(), Served, Closing}
 	end) || _ <- lists:seq(1, 200)],
 	Intervals = [receive {Pid, From, To} -> {From, To} after 20000 -> error(timeout) end
 		|| Pid <- Pids],
