@@ -86,7 +86,8 @@
 	max_overhead_frame_rate => {2000, 10000},
 	flow_control_timeout => 30000,
 	stream_send_buffer_size => 262144,
-	connection_send_buffer_size => 1048576
+	connection_send_buffer_size => 1048576,
+	min_recv_rate => {1024, 30000}
 }).
 
 %% Output is written when the mailbox is empty or when this much is pending.
@@ -103,7 +104,10 @@
 	chain :: mustang_stream:state(),
 	stopped = false :: boolean(),
 	%% Why the stream ends, for terminate/3.
-	reason = normal :: mustang_stream:reason()
+	reason = normal :: mustang_stream:reason(),
+	%% min_recv_rate while the request body comes: the current period's
+	%% start and bytes; too_slow once refused (what follows is dropped).
+	rate = undefined :: undefined | too_slow | {integer(), non_neg_integer()}
 }).
 
 -record(st, {
@@ -436,7 +440,28 @@ event(St, {push_invalid, FullPath, Reason}) ->
 	St.
 
 %% Body data for the stream handlers.
-stream_data(St, Stream0 = #stream{id = StreamID, chain = Chain}, IsFin, Data) ->
+%% min_recv_rate, as over HTTP/1.1: a request body that trickles in (one
+%% byte per DATA frame every few seconds) is refused once a period brings
+%% less than the minimum: the body read fails (408) and the rest is dropped.
+stream_data(St, #stream{rate = too_slow}, _, _) ->
+	St;
+stream_data(St = #st{opts = #{min_recv_rate := {Min, Period}}},
+		Stream = #stream{id = StreamID, rate = {Start, Got}}, IsFin, Data) ->
+	Now = ms(),
+	Size = byte_size(Data),
+	if
+		Now - Start < Period ->
+			stream_body(St, Stream#stream{rate = {Start, Got + Size}}, IsFin, Data);
+		Got + Size >= Min ->
+			stream_body(St, Stream#stream{rate = {Now, 0}}, IsFin, Data);
+		true ->
+			St2 = St#st{streams = (St#st.streams)#{StreamID => Stream#stream{rate = too_slow}}},
+			stream_info(St2, StreamID, {body_error, too_slow})
+	end;
+stream_data(St, Stream, IsFin, Data) ->
+	stream_body(St, Stream, IsFin, Data).
+
+stream_body(St, Stream0 = #stream{id = StreamID, chain = Chain}, IsFin, Data) ->
 	try mustang_stream:data(StreamID, IsFin, Data, Chain) of
 		{Commands, Chain2} ->
 			Stream = Stream0#stream{chain = Chain2},
@@ -460,7 +485,10 @@ stream_error_response(St = #st{opts = Opts}, StreamID, IsFin, Status, Reason) ->
 
 start_stream(St = #st{streams = Streams}, StreamID, Request, IsFin) ->
 	Req = build_req(St, StreamID, Request, IsFin),
-	Stream = #stream{id = StreamID},
+	Stream = case IsFin of
+		fin -> #stream{id = StreamID};
+		nofin -> #stream{id = StreamID, rate = {ms(), 0}}
+	end,
 	try mustang_stream:init_prepared(StreamID, Req, St#st.chain) of
 		%% mustang_stream_h's request process, the default: one copy of the state.
 		{[Spawn = {spawn, _, _}], Chain} ->

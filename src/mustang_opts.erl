@@ -18,6 +18,8 @@
 %%   dynamic_buffer ({1024, 131072}) {Min, Max}, 1 =< Min =< Max, or false
 %%   hibernate (false)
 %%   idle_timeout (60000)            or infinity
+%%   min_recv_rate ({1024, 30000})   {Bytes, Ms}: a request body must bring at
+%%                                   least Bytes in every Ms once started, or off
 %%   logger (logger)                 module
 %%   protocols ([http2, http])       non-empty list of http and http2
 %%   alpn_default_protocol (http)    http | http2
@@ -30,8 +32,6 @@
 %%   max_headers (100), max_empty_lines (5): >= 0
 %%   max_skip_body_length (1000000), max_trailer_length (4096): >= 0
 %%   linger_timeout (1000)           no infinity
-%%   min_recv_rate ({1024, 30000})   {Bytes, Ms}: a request body must bring at
-%%                                   least Bytes in every Ms, or off
 %% HTTP/2 (ranges from RFC 9113):
 %%   enable_connect_protocol (false)
 %%   max_concurrent_streams (100)    0..4294967295 (a SETTINGS value, 6.5.1)
@@ -112,6 +112,7 @@
 	dynamic_buffer => false | {pos_integer(), pos_integer()},
 	hibernate => boolean(),
 	idle_timeout => ms() | infinity,
+	min_recv_rate => off | {pos_integer(), pos_integer()},
 	logger => module(),
 	protocols => [http | http2, ...],
 	alpn_default_protocol => http | http2).
@@ -128,8 +129,7 @@
 	max_empty_lines => non_neg_integer(),
 	max_skip_body_length => non_neg_integer(),
 	max_trailer_length => non_neg_integer(),
-	linger_timeout => ms(),
-	min_recv_rate => off | {pos_integer(), pos_integer()}).
+	linger_timeout => ms()).
 
 -define(HTTP2_OPTS,
 	enable_connect_protocol => boolean(),

@@ -12,7 +12,7 @@ suite() ->
 all() ->
 	[never_reading_client_inline, never_reading_client_process, ws_fragment_amplification,
 		client_errors_not_logged, crash_log_rate_limited, trickling_body_inline,
-		trickling_body_process, slow_body_within_rate, trickling_ws_frame].
+		trickling_body_process, trickling_body_h2c, slow_body_within_rate, trickling_ws_frame].
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
@@ -327,3 +327,38 @@ ws_connect(Port, Path) ->
 		"sec-websocket-version: 13\r\n\r\n">>]),
 	{ok, <<"HTTP/1.1 101 ", _/bits>>} = gen_tcp:recv(S, 0, 5000),
 	S.
+
+%% The same over HTTP/2 (h2c): one byte per DATA frame every 200 ms; the
+%% stream gets 408 once a second brought fewer than 100 bytes, and the
+%% connection keeps serving.
+trickling_body_h2c(_) ->
+	Ref = ?FUNCTION_NAME,
+	{ok, _} = mustang:start_clear(Ref, #{port => 0}, #{env => #{dispatch => dispatch()},
+		min_recv_rate => {100, 1000}}),
+	try
+		Port = mustang:get_port(Ref),
+		Conn = mustang_test:open([{transport, h2c}], Port),
+		StreamID = mustang_test:send_request(Conn, "POST", "/read_body",
+			[{"content-length", "1000"}], nofin),
+		T0 = erlang:monotonic_time(millisecond),
+		Trickler = spawn_link(fun() -> trickle_h2(Conn, StreamID, 1000) end),
+		Resp = mustang_test:await(Conn, StreamID, 10000),
+		Elapsed = erlang:monotonic_time(millisecond) - T0,
+		unlink(Trickler),
+		exit(Trickler, kill),
+		ct:log("answer after ~b ms: ~p", [Elapsed, Resp]),
+		?assertMatch(#{status := 408}, Resp),
+		?assert(Elapsed < 5000),
+		?assertMatch(#{status := 200}, mustang_test:await(Conn,
+			mustang_test:send_request(Conn, "GET", "/", [], none), 5000)),
+		mustang_test:close(Conn)
+	after
+		mustang:stop_listener(Ref)
+	end.
+
+trickle_h2(_, _, 0) ->
+	ok;
+trickle_h2(Conn, StreamID, N) ->
+	_ = mustang_test:send_body(Conn, StreamID, nofin, <<"x">>),
+	timer:sleep(200),
+	trickle_h2(Conn, StreamID, N - 1).
