@@ -199,11 +199,19 @@ check_partial(Rest, #{max_request_line_length := MaxLine, max_method_length := M
 			end
 	end.
 
+%% What arrived of the method must be a token: bytes that cannot start a
+%% request (a TLS ClientHello sent to a clear port) are refused at once as
+%% malformed, before they could pass for a method too long.
 check_partial_method(Rest, Size, MaxMethod) ->
 	Scope = min(Size, MaxMethod + 1),
-	case mustang_pattern:find(Rest, sp, 0, Scope) of
-		nomatch when Size > MaxMethod -> ?ERROR(501, 'The method is longer than max_method_length. (RFC9112 3)');
-		_ -> ok
+	{MethodPart, SP} = case mustang_pattern:find(Rest, sp, 0, Scope) of
+		nomatch -> {binary:part(Rest, 0, Scope), false};
+		{Pos, 1} -> {binary:part(Rest, 0, Pos), true}
+	end,
+	case is_token(MethodPart) of
+		false -> ?ERROR(400, 'The method must be a token. (RFC9112 3.1)');
+		true when not SP, Size > MaxMethod -> ?ERROR(501, 'The method is longer than max_method_length. (RFC9112 3)');
+		true -> ok
 	end.
 
 parse_head(Head, Tail, Limits = #{max_request_line_length := MaxLine}, Cache) ->
@@ -237,14 +245,14 @@ cached_headers(HeaderLines, Limits, _) ->
 
 parse_request_line(Line, #{max_method_length := MaxMethod}) ->
 	case split_sp(Line) of
-		{Method, _} when byte_size(Method) > MaxMethod ->
-			?ERROR(501, 'The method is longer than max_method_length. (RFC9112 3)');
 		{<<>>, _} ->
 			?ERROR(400, 'The request line must start with a method. (RFC9112 3)');
 		{Method, Rest} ->
 			case is_token(Method) of
 				false ->
 					?ERROR(400, 'The method must be a token. (RFC9112 3.1)');
+				true when byte_size(Method) > MaxMethod ->
+					?ERROR(501, 'The method is longer than max_method_length. (RFC9112 3)');
 				true ->
 					case split_sp(Rest) of
 						{Target, Version} when Target =/= <<>> ->

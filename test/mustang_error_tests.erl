@@ -102,6 +102,7 @@ http1_cases() ->
 		H(method_too_long, 501, req(<<(binary:copy(<<"A">>, 40))/binary, " / HTTP/1.1\r\nHost: a\r\n\r\n">>)),
 		H(empty_method, 400, req(<<" / HTTP/1.1\r\nHost: a\r\n\r\n">>)),
 		H(invalid_method, 400, req(<<"G(T / HTTP/1.1\r\nHost: a\r\n\r\n">>)),
+		H(invalid_method_partial, 400, req(<<22, 3, 1>>)),
 		H(invalid_request_line, 400, req(<<"GET  / HTTP/1.1\r\nHost: a\r\n\r\n">>)),
 		H(no_sp, 400, req(<<"GET\r\nHost: a\r\n\r\n">>)),
 		H(version_not_supported, 505, req(<<"GET / HTTP/2.0\r\nHost: a\r\n\r\n">>)),

@@ -29,6 +29,7 @@ tests() ->
 		%% 2.3 HTTP version.
 		http10_response_version,
 		%% 3 Request line.
+		method_not_token_tls_client_hello,
 		asterisk_form_options,
 		asterisk_form_other_method,
 		absolute_form,
@@ -180,6 +181,25 @@ http10_response_version(Config) ->
 	?assertMatch(#{version := <<"HTTP/1.1">>, status := 200, body := <<"Hello world!">>}, Resp).
 
 %% 3 Request line.
+
+method_not_token_tls_client_hello(Config) ->
+	doc("Bytes that do not start with a token, such as a TLS ClientHello sent to the "
+		"clear port, are a malformed request line: 400 and close, as soon as they "
+		"arrive, not 501 for a method too long. (RFC 9112 3, 3.1)"),
+	%% A TLS 1.2 ClientHello as it starts on the wire: record header, handshake
+	%% header, version, 32 random bytes, and more; no SP in the first 33 bytes
+	%% and no CRLF CRLF anywhere.
+	Random = list_to_binary(lists:seq(100, 131)),
+	ClientHello = <<22, 3, 1, 0, 200, 1, 0, 0, 196, 3, 3, Random/binary, 0, 0, 32, 16#c0, 16#2f,
+		16#c0, 16#30, 0, 16#9e, 0, 16#9f, 1, 0, 0, 123, 0, 0, 0, 14, 0, 12, 0, 0, 9,
+		"localhost">>,
+	assert_rejected(Config, ClientHello, 400),
+	%% Sent one byte at a time, the first byte is already refused.
+	S = connect(port(Config)),
+	ok = send(S, binary:part(ClientHello, 0, 1)),
+	?assertMatch(#{status := 400}, recv_response(S, #{timeout => 2000})),
+	?assertEqual(ok, wait_closed(S, 2000)),
+	close(S).
 
 asterisk_form_options(Config) ->
 	doc("OPTIONS * (asterisk-form) is accepted; the path is \"*\". (RFC 9112 3.2.4)"),
