@@ -664,7 +664,8 @@ host_port(Host, <<>>) ->
 	{ok, Host, undefined};
 host_port(Host, <<":", Port/bits>>) when Port =/= <<>>, byte_size(Port) =< 5 ->
 	case digits(Port, 0) of
-		N when is_integer(N), N =< 65535 -> {ok, Host, N};
+		%% Port 0 names no port a client can reach.
+		N when is_integer(N), N > 0, N =< 65535 -> {ok, Host, N};
 		_ -> ?ERROR(400, 'The Host must be a valid uri-host with an optional port. (RFC9112 3.2)')
 	end;
 host_port(_, _) ->

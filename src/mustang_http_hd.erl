@@ -241,6 +241,7 @@ parse_expect(Bin) ->
 
 %% Host (RFC 9110 7.2, RFC 3986 3.2.2): uri-host [ ":" port ]. The host may be
 %% empty (RFC 9112 3.2). It is lowercased; an IP literal keeps its brackets.
+%% The port, when there is one, is 1..65535.
 
 -spec parse_host(binary())
 	-> {ok, {binary(), inet:port_number() | undefined}} | {error, mustang_error:value_error()}.
@@ -321,7 +322,8 @@ port(<<$:>>, Host) ->
 	{ok, {Host, undefined}};
 port(<<$:, Rest/binary>>, Host) ->
 	case number(Rest) of
-		{ok, Port, <<>>} when Port =< 65535 -> {ok, {Host, Port}};
+		%% Port 0 names no port a client can reach.
+		{ok, Port, <<>>} when Port > 0, Port =< 65535 -> {ok, {Host, Port}};
 		_ -> error
 	end;
 port(_, _) ->

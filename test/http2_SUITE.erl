@@ -64,6 +64,7 @@ groups() ->
 			server_push_disabled,
 			server_push_no_streams,
 			server_push_after_reply,
+			authority_port_zero,
 			handler_crash,
 			header_list_size,
 			settings_timeout,
@@ -542,6 +543,21 @@ server_push_after_reply(Config) ->
 	doc("push/3 after the response started fails in the handler with function_clause, "
 		"as cowboy_req:push/3 does; nothing is promised."),
 	no_promise(push_client(Config, "/push/after_reply", 1, []), <<"function_clause">>).
+
+authority_port_zero(Config) ->
+	doc("A request whose :authority has port 0 is malformed: RST_STREAM PROTOCOL_ERROR, "
+		"and the connection goes on. (RFC 9113 8.1.1, 8.3.1; RFC 9110 4.2.1)"),
+	{ok, Pid} = mustang_h2_client:connect(tcp, "127.0.0.1", ?config(port, Config), #{}),
+	try
+		{ok, Zero} = mustang_h2_client:request(Pid, "GET", "/", [{"host", "localhost:0"}], none),
+		eq(":authority localhost:0", {error, {stream_error, protocol_error}},
+			mustang_h2_client:await(Pid, Zero, 5000), Zero),
+		{ok, One} = mustang_h2_client:request(Pid, "GET", "/", [{"host", "localhost:1"}], none),
+		{ok, #{status := Status}} = mustang_h2_client:await(Pid, One, 5000),
+		eq(":authority localhost:1, same connection", 200, Status, One)
+	after
+		mustang_h2_client:close(Pid)
+	end.
 
 %% No PUSH_PROMISE was received, and stream 1 got 200 with Body.
 no_promise(R, Body) ->

@@ -13,6 +13,7 @@
 -include_lib("eunit/include/eunit.hrl").
 
 -define(C, mustang_http1_codec).
+-define(BAD_HOST, {error, {http_error, 400, 'The Host must be a valid uri-host with an optional port. (RFC9112 3.2)'}}).
 %% The response encoder, checked here against the decoder.
 -define(R, mustang_http1_resp).
 
@@ -160,6 +161,9 @@ valid_requests() -> [
 	{"Connection: closed is not the close option",
 		get11(<<"Connection: closed\r\n">>),
 		r(#{headers => hs(#{<<"connection">> => <<"closed">>})}), <<>>},
+	{"port 1 is the smallest port",
+		<<"GET / HTTP/1.1\r\nHost: a:1\r\n\r\n">>,
+		r(#{port => 1, headers => #{<<"host">> => <<"a:1">>}}), <<>>},
 	{"repeated fields are joined with \", \" in order (RFC 9110 5.3)",
 		get11(<<"Accept: a\r\nAccept: b\r\naccept: c\r\n">>),
 		r(#{headers => hs(#{<<"accept">> => <<"a, b, c">>})}), <<>>},
@@ -484,6 +488,13 @@ invalid_requests() -> [
 		<<22, 3, 1, 0, 200, 1, 0, 0, 196, 3, 3, (list_to_binary(lists:seq(100, 131)))/binary,
 			0, 0, 32, 16#c0, 16#2f, 16#c0, 16#30, 0, 16#9e>>,
 		{error, {http_error, 400, 'The method must be a token. (RFC9112 3.1)'}}},
+	%% Host (RFC 9112 3.2, RFC 9110 4.2.1): port 0 is no port.
+	{"Host with port 0",
+		<<"GET / HTTP/1.1\r\nHost: a:0\r\n\r\n">>, ?BAD_HOST},
+	{"Host with port 00000",
+		<<"GET / HTTP/1.1\r\nHost: [::1]:00000\r\n\r\n">>, ?BAD_HOST},
+	{"an absolute-form authority with port 0",
+		<<"GET http://a:0/ HTTP/1.1\r\nHost: a\r\n\r\n">>, ?BAD_HOST},
 	{"HTAB as the request line separator",
 		<<"GET\t/\tHTTP/1.1\r\nHost: a\r\n\r\n">>, {error, {http_error, 400, 'The request line must be method SP request-target SP HTTP-version. (RFC9112 3)'}}}
 ].
@@ -1005,7 +1016,7 @@ g_hostname() ->
 %% {HostFieldValue, ExpectedHost, ExpectedPort}.
 g_host() ->
 	?LET({Name, Port}, {oneof([g_hostname(), elements([<<"[::1]">>, <<"[FE80::A:1]">>])]),
-			oneof([undefined, choose(0, 65535)])},
+			oneof([undefined, choose(1, 65535)])},
 		{case Port of
 			undefined -> Name;
 			_ -> <<Name/binary, ":", (integer_to_binary(Port))/binary>>

@@ -36,6 +36,7 @@ tests() ->
 		host_required_http11,
 		host_multiple,
 		host_invalid,
+		host_port_zero,
 		host_optional_http10,
 		%% 5 Field syntax.
 		space_before_colon,
@@ -231,6 +232,17 @@ host_invalid(Config) ->
 	doc("A request with an invalid Host value is rejected with 400. (RFC 9112 3.2)"),
 	assert_rejected(Config, <<"GET / HTTP/1.1\r\nhost: local/host\r\n\r\n">>, 400),
 	assert_rejected(Config, <<"GET / HTTP/1.1\r\nhost: localhost:99999\r\n\r\n">>, 400).
+
+host_port_zero(Config) ->
+	doc("Port 0 is not a port a client can reach: a Host, or an absolute-form "
+		"authority, with port 0 gets 400. (RFC 9112 3.2, RFC 9110 4.2.1)"),
+	assert_rejected(Config, <<"GET / HTTP/1.1\r\nhost: localhost:0\r\n\r\n">>, 400),
+	assert_rejected(Config, <<"GET / HTTP/1.1\r\nhost: localhost:00000\r\n\r\n">>, 400),
+	assert_rejected(Config, <<"GET http://localhost:0/ HTTP/1.1\r\nhost: localhost\r\n\r\n">>,
+		400),
+	%% Port 1 is a port.
+	?assertEqual(1, echoed(request(port(Config),
+		<<"GET /echo/port HTTP/1.1\r\nhost: localhost:1\r\n\r\n">>))).
 
 host_optional_http10(Config) ->
 	doc("An HTTP/1.0 request without a Host header is accepted. (RFC 9112 3.2)"),
