@@ -313,8 +313,10 @@ parse(St = #st{scan_from = ScanFrom, limits = Limits, parse_cache = Cache}, Buff
 			error_response(St, Status, Reason)
 	end.
 
-handle_request(St = #st{h2c = true}, Request = #{headers := #{<<"upgrade">> := _,
-		<<"http2-settings">> := _}, body := none}, Rest) ->
+%% HTTP/1.0 has no Upgrade (RFC 9110 7.8): an HTTP/1.0 request is answered
+%% over HTTP/1.0 as if it had none.
+handle_request(St = #st{h2c = true}, Request = #{version := 'HTTP/1.1',
+		headers := #{<<"upgrade">> := _, <<"http2-settings">> := _}, body := none}, Rest) ->
 	case h2c_upgrade(Request) of
 		{ok, Settings} ->
 			_ = (St#st.transport):send(St#st.socket,
@@ -474,8 +476,9 @@ next_request(St, Buffer) ->
 peer(#st{peer = Peer}) -> mustang_conn_chores:peer(Peer).
 
 %% Upgrade: h2c (RFC 7540 3.2; RFC 9113 drops it but curl and others still
-%% use it): only for requests without a body, whose Connection header names
-%% both Upgrade and HTTP2-Settings, with valid settings.
+%% use it): only for HTTP/1.1 requests without a body (handle_request/3 checks
+%% both), whose Connection header names both Upgrade and HTTP2-Settings, with
+%% valid settings.
 h2c_upgrade(#{headers := Headers = #{<<"http2-settings">> := Settings64}}) ->
 	case mustang_http_hd:has_token(<<"upgrade">>, <<"h2c">>, Headers)
 			andalso mustang_http_hd:has_token(<<"connection">>, <<"upgrade">>, Headers)

@@ -70,6 +70,7 @@ tests() ->
 		pipelining_1000_requests,
 		connection_close,
 		connection_close_ignores_pipelined,
+		h2c_upgrade_http10_ignored,
 		http10_closes,
 		http10_keepalive,
 		max_keepalive,
@@ -503,6 +504,15 @@ connection_close_ignores_pipelined(Config) ->
 	?assertEqual(1, count(<<"HTTP/1.1 ">>, Data)),
 	?assertEqual(nomatch, binary:match(Data, <<"/echo/path">>)),
 	?assertMatch(<<"HTTP/1.1 200 OK\r\n", _/bits>>, Data).
+
+h2c_upgrade_http10_ignored(Config) ->
+	doc("An HTTP/1.0 request cannot switch protocols: its Upgrade: h2c is ignored and "
+		"the request answered over HTTP/1.x. (RFC 9110 7.8)"),
+	Resp = request(port(Config), <<"GET / HTTP/1.0\r\nhost: localhost\r\n"
+		"connection: Upgrade, HTTP2-Settings\r\nupgrade: h2c\r\n"
+		"http2-settings: AAMAAABkAAQAAP__\r\n\r\n">>),
+	hello(Resp),
+	?assertEqual(undefined, header(<<"upgrade">>, Resp)).
 
 http10_closes(Config) ->
 	doc("An HTTP/1.0 connection without Connection: keep-alive closes after the "
