@@ -27,6 +27,8 @@
 %%   max_headers (100), max_empty_lines (5)
 %%   max_skip_body_length (1000000) unread body discarded to keep the connection
 %%   max_trailer_length (4096)     bytes of chunked trailers skipped
+%%   max_chunk_ext_length (16384)  bytes of chunk extensions in a whole chunked
+%%                                 body (past it: 400 and close; RFC 9112 7.1.1)
 %%   linger_timeout (1000)         ms spent reading and discarding what the client
 %%                                 still sends once we decided to close (RFC 9112 9.6)
 %%   logger (logger)               module used for logs
@@ -63,6 +65,7 @@
 	max_keepalive => 1000,
 	max_skip_body_length => 1000000,
 	max_trailer_length => 4096,
+	max_chunk_ext_length => 16384,
 	linger_timeout => 1000,
 	logger => logger,
 	stream_handlers => [mustang_stream_h]
@@ -87,7 +90,8 @@
 	request_timeout :: timeout(),
 	idle_timeout :: timeout(),
 	max_skip :: non_neg_integer(),
-	max_trailer :: non_neg_integer(),
+	%% The chunked decoder's state at the start of a body (it holds the limits).
+	chunked :: mustang_http1_codec:chunked_state(),
 	hibernate :: boolean(),
 	logger :: module(),
 	%% The first stream handler and its options.
@@ -155,7 +159,8 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 				request_timeout = maps:get(request_timeout, Opts),
 				idle_timeout = maps:get(idle_timeout, Opts),
 				max_skip = maps:get(max_skip_body_length, Opts),
-				max_trailer = maps:get(max_trailer_length, Opts),
+				chunked = mustang_http1_codec:init_chunked(maps:get(max_trailer_length, Opts),
+					maps:get(max_chunk_ext_length, Opts)),
 				hibernate = maps:get(hibernate, Opts),
 				logger = maps:get(logger, Opts),
 				chain = mustang_stream:prepare(Opts),
@@ -346,7 +351,7 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 		body = case Body of
 			none -> done;
 			{length, N} -> {length, N};
-			chunked -> {chunked, mustang_http1_codec:init_chunked(St#st.max_trailer)}
+			chunked -> {chunked, St#st.chunked}
 		end,
 		expect = Expect,
 		buffer = Rest,

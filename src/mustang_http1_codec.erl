@@ -19,7 +19,7 @@
 -export([default_limits/0]).
 
 %% Bodies.
--export([init_chunked/1]).
+-export([init_chunked/2]).
 -export([decode_chunked/2]).
 
 -export_type([request/0, limits/0, chunked_state/0, parse_error/0, cache/0]).
@@ -61,13 +61,17 @@
 -type parse_error() :: {error, {http_error, 400 | 414 | 431 | 501 | 505, atom()}}.
 
 %% Chunked decoder state: which part of the chunked framing comes next, and
-%% the limit on the size of the trailer section.
+%% the limits.
 -type chunked_state() ::
-	{size, binary(), non_neg_integer()}
-	| {data, pos_integer(), non_neg_integer()}
-	| {data_crlf, non_neg_integer()}
-	| {data_lf, non_neg_integer()}
+	{size, binary(), chunked_limits()}
+	| {data, pos_integer(), chunked_limits()}
+	| {data_crlf, chunked_limits()}
+	| {data_lf, chunked_limits()}
 	| {trailers, binary(), non_neg_integer(), non_neg_integer()}.
+
+%% The size of the trailer section allowed, and the bytes of chunk
+%% extensions still allowed in the body.
+-type chunked_limits() :: {MaxTrailers :: non_neg_integer(), ExtLeft :: non_neg_integer()}.
 
 -define(P(Name), mustang_pattern:compiled(Name)).
 
@@ -743,11 +747,16 @@ expect_continue(_, _, _) ->
 
 %% Chunked transfer coding (RFC 9112 7.1). decode_chunked/2 returns body bytes
 %% as soon as they are decoded: a chunk is never waited for in whole. The
-%% state only ever holds a partial chunk-size line or trailer section.
+%% state only ever holds a partial chunk-size line or trailer section, and
+%% the limits: the size of the trailer section, and the bytes of chunk
+%% extensions (everything after the size on a chunk-size line) left for the
+%% rest of the body. Extensions are bounded per line by the line's length,
+%% and in total so that a client cannot stream megabytes of them in tiny
+%% chunks.
 
--spec init_chunked(non_neg_integer()) -> chunked_state().
-init_chunked(MaxTrailers) ->
-	{size, <<>>, MaxTrailers}.
+-spec init_chunked(non_neg_integer(), non_neg_integer()) -> chunked_state().
+init_chunked(MaxTrailers, MaxExtensions) ->
+	{size, <<>>, {MaxTrailers, MaxExtensions}}.
 
 -spec decode_chunked(binary(), chunked_state())
 	-> {more, iodata(), chunked_state()}
@@ -758,39 +767,44 @@ decode_chunked(Data, State) ->
 
 decode_chunked(<<>>, State, Acc) ->
 	{more, lists:reverse(Acc), State};
-decode_chunked(Data, {data, Left, Max}, Acc) ->
+decode_chunked(Data, {data, Left, Lim}, Acc) ->
 	Size = byte_size(Data),
 	if
 		Size < Left ->
-			{more, lists:reverse([Data | Acc]), {data, Left - Size, Max}};
+			{more, lists:reverse([Data | Acc]), {data, Left - Size, Lim}};
 		true ->
 			<<Chunk:Left/binary, Rest/bits>> = Data,
-			decode_chunked(Rest, {data_crlf, Max}, [Chunk | Acc])
+			decode_chunked(Rest, {data_crlf, Lim}, [Chunk | Acc])
 	end;
-decode_chunked(<<"\r\n", Rest/bits>>, {data_crlf, Max}, Acc) ->
-	decode_chunked(Rest, {size, <<>>, Max}, Acc);
-decode_chunked(<<"\r">>, {data_crlf, Max}, Acc) ->
-	{more, lists:reverse(Acc), {data_lf, Max}};
-decode_chunked(<<"\n", Rest/bits>>, {data_lf, Max}, Acc) ->
-	decode_chunked(Rest, {size, <<>>, Max}, Acc);
+decode_chunked(<<"\r\n", Rest/bits>>, {data_crlf, Lim}, Acc) ->
+	decode_chunked(Rest, {size, <<>>, Lim}, Acc);
+decode_chunked(<<"\r">>, {data_crlf, Lim}, Acc) ->
+	{more, lists:reverse(Acc), {data_lf, Lim}};
+decode_chunked(<<"\n", Rest/bits>>, {data_lf, Lim}, Acc) ->
+	decode_chunked(Rest, {size, <<>>, Lim}, Acc);
 decode_chunked(_, {DataCrlf, _}, _) when DataCrlf =:= data_crlf; DataCrlf =:= data_lf ->
 	?ERROR(400, 'Chunk data must be followed by CRLF. (RFC9112 7.1)');
-decode_chunked(Data, {size, Partial, Max}, Acc) ->
+decode_chunked(Data, {size, Partial, Lim = {MaxTrailers, ExtLeft}}, Acc) ->
 	Line = case Partial of <<>> -> Data; _ -> <<Partial/binary, Data/binary>> end,
 	case mustang_pattern:find(Line, crlf) of
 		nomatch when byte_size(Line) > ?MAX_CHUNK_LINE + 1;
 				byte_size(Line) =:= ?MAX_CHUNK_LINE + 1, binary_part(Line, byte_size(Line), -1) =/= <<"\r">> ->
 			?ERROR(400, 'The chunk-size line is longer than 4096 bytes. (RFC9112 7.1.1)');
 		nomatch ->
-			{more, lists:reverse(Acc), {size, Line, Max}};
+			{more, lists:reverse(Acc), {size, Line, Lim}};
 		{Pos, 2} when Pos > ?MAX_CHUNK_LINE ->
 			?ERROR(400, 'The chunk-size line is longer than 4096 bytes. (RFC9112 7.1.1)');
 		{Pos, 2} ->
 			Rest = binary:part(Line, Pos + 2, byte_size(Line) - Pos - 2),
 			case chunk_size(binary:part(Line, 0, Pos), 0, 0) of
-				0 -> decode_chunked(Rest, {trailers, <<>>, 0, Max}, Acc);
-				Size when is_integer(Size) -> decode_chunked(Rest, {data, Size, Max}, Acc);
-				error -> ?ERROR(400, 'The chunk-size line must be hex digits and valid chunk extensions. (RFC9112 7.1)')
+				{_, Ext} when Ext > ExtLeft ->
+					?ERROR(400, 'The chunk extensions are longer in total than max_chunk_ext_length. (RFC9112 7.1.1)');
+				{0, _} ->
+					decode_chunked(Rest, {trailers, <<>>, 0, MaxTrailers}, Acc);
+				{Size, Ext} ->
+					decode_chunked(Rest, {data, Size, {MaxTrailers, ExtLeft - Ext}}, Acc);
+				error ->
+					?ERROR(400, 'The chunk-size line must be hex digits and valid chunk extensions. (RFC9112 7.1)')
 			end
 	end;
 decode_chunked(Data, {trailers, Partial, Seen, Max}, Acc) ->
@@ -830,16 +844,17 @@ valid_trailer(Line) ->
 	end.
 
 %% chunk-size [ chunk-ext ] (RFC 9112 7.1.1): hex digits, then extensions,
-%% which are validated and ignored.
+%% which are validated and ignored. Returns the size and the length of the
+%% extensions.
 chunk_size(_, _, Digits) when Digits > 15 -> error;
 chunk_size(<<>>, _, 0) -> error;
-chunk_size(<<>>, N, _) -> N;
+chunk_size(<<>>, N, _) -> {N, 0};
 chunk_size(<<C, Rest/bits>>, N, D) when C >= $0, C =< $9 -> chunk_size(Rest, N * 16 + C - $0, D + 1);
 chunk_size(<<C, Rest/bits>>, N, D) when C >= $a, C =< $f -> chunk_size(Rest, N * 16 + C - $a + 10, D + 1);
 chunk_size(<<C, Rest/bits>>, N, D) when C >= $A, C =< $F -> chunk_size(Rest, N * 16 + C - $A + 10, D + 1);
 chunk_size(Ext = <<C, _/bits>>, N, D) when D > 0, (C =:= $; orelse C =:= $\s orelse C =:= $\t) ->
 	case chunk_ext(Ext) of
-		ok -> N;
+		ok -> {N, byte_size(Ext)};
 		error -> error
 	end;
 chunk_size(_, _, _) -> error.

@@ -134,7 +134,9 @@ http1_cases() ->
 	].
 
 chunked(Bin) -> chunked(Bin, 4096).
-chunked(Bin, Max) -> fun() -> mustang_http1_codec:decode_chunked(Bin, mustang_http1_codec:init_chunked(Max)) end.
+chunked(Bin, Max) -> chunked(Bin, Max, 16384).
+chunked(Bin, Max, MaxExt) ->
+	fun() -> mustang_http1_codec:decode_chunked(Bin, mustang_http1_codec:init_chunked(Max, MaxExt)) end.
 
 chunked_cases() ->
 	H = fun(Name, Code, F) -> {Name, http_error, Code, F} end,
@@ -143,6 +145,7 @@ chunked_cases() ->
 		H(chunk_line_too_long, 400, chunked(<<"5;", (binary:copy(<<"e">>, 4095))/binary>>)),
 		H(chunk_line_too_long_complete, 400, chunked(<<"5;", (binary:copy(<<"e">>, 4095))/binary, "\r\n">>)),
 		H(invalid_chunk_size, 400, chunked(<<"x\r\n">>)),
+		H(chunk_extensions_too_long, 400, chunked(<<"1;a\r\nx\r\n1;b\r\n">>, 4096, 3)),
 		H(trailers_too_large, 431, chunked(<<"0\r\nXxxxxx: a\r\n\r\n">>, 4)),
 		H(trailers_too_large_partial, 431, chunked(<<"0\r\nXxxxxx: a">>, 4)),
 		H(invalid_trailer, 400, chunked(<<"0\r\nbad\r\n\r\n">>))

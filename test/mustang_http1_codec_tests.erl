@@ -743,8 +743,15 @@ check_partial_test_() ->
 
 %% Chunked transfer coding (RFC 9112 7.1).
 
+%% The decoder with max_trailer_length Max and, unless given, no practical
+%% limit on chunk extensions (decode_chunked_extension_limit_test_ has it).
+-define(NO_EXT_LIMIT, 1 bsl 30).
+
 decode_all(Bin, Max) ->
-	case ?C:decode_chunked(Bin, ?C:init_chunked(Max)) of
+	decode_all(Bin, Max, ?NO_EXT_LIMIT).
+
+decode_all(Bin, Max, MaxExt) ->
+	case ?C:decode_chunked(Bin, ?C:init_chunked(Max, MaxExt)) of
 		{done, Out, Rest} -> {done, iolist_to_binary(Out), Rest};
 		{more, Out, State} -> {more, iolist_to_binary(Out), State};
 		Error -> Error
@@ -753,13 +760,16 @@ decode_all(Bin, Max) ->
 %% Feeds pieces to the decoder. Returns {done, Body, Rest ++ unfed pieces},
 %% {more, Body} or the error.
 decode_pieces(Pieces, Max) ->
-	decode_pieces(Pieces, ?C:init_chunked(Max), []).
+	decode_pieces(Pieces, Max, ?NO_EXT_LIMIT).
 
-decode_pieces([], _, Acc) ->
+decode_pieces(Pieces, Max, MaxExt) ->
+	feed_chunked(Pieces, ?C:init_chunked(Max, MaxExt), []).
+
+feed_chunked([], _, Acc) ->
 	{more, iolist_to_binary(lists:reverse(Acc))};
-decode_pieces([P | Ps], State, Acc) ->
+feed_chunked([P | Ps], State, Acc) ->
 	case ?C:decode_chunked(P, State) of
-		{more, Out, State2} -> decode_pieces(Ps, State2, [Out | Acc]);
+		{more, Out, State2} -> feed_chunked(Ps, State2, [Out | Acc]);
 		{done, Out, Rest} ->
 			{done, iolist_to_binary(lists:reverse([Out | Acc])), iolist_to_binary([Rest | Ps])};
 		Error -> Error
@@ -894,10 +904,10 @@ decode_chunked_incremental_test_() ->
 	[
 		{"data is returned as soon as it arrives, before the chunk ends",
 			?_assertMatch({more, [<<"hel">>], _},
-				?C:decode_chunked(<<"5\r\nhel">>, ?C:init_chunked(0)))},
+				?C:decode_chunked(<<"5\r\nhel">>, ?C:init_chunked(0, 0)))},
 		{"a CR after the data waits for its LF",
 			?_assertMatch({more, [<<"hello">>], _},
-				?C:decode_chunked(<<"5\r\nhello\r">>, ?C:init_chunked(0)))},
+				?C:decode_chunked(<<"5\r\nhello\r">>, ?C:init_chunked(0, 0)))},
 		%% Known codec bug: the data_crlf state does not remember that the CR
 		%% was seen. decode_chunked(<<"\r">>, {data_crlf, _}) returns {more, _,
 		%% {data_crlf, _}}, dropping the CR, so the LF in the next piece is
@@ -909,9 +919,37 @@ decode_chunked_incremental_test_() ->
 		{"the CRLF after chunk data split between CR and LF, CR alone",
 			?_assertEqual({done, <<"hello">>, <<>>},
 				decode_pieces([<<"5\r\nhello">>, <<"\r">>, <<"\n0\r\n\r\n">>], 0))},
-		{"the initial state", ?_assertEqual({size, <<>>, 17}, ?C:init_chunked(17))},
+		{"the initial state", ?_assertEqual({size, <<>>, {17, 18}}, ?C:init_chunked(17, 18))},
 		{"empty input changes nothing",
-			?_assertEqual({more, [], {size, <<>>, 0}}, ?C:decode_chunked(<<>>, ?C:init_chunked(0)))}
+			?_assertEqual({more, [], {size, <<>>, {0, 0}}}, ?C:decode_chunked(<<>>, ?C:init_chunked(0, 0)))}
+	].
+
+%% Chunk extensions (everything after the size on a chunk-size line) count
+%% against a limit over the whole body (max_chunk_ext_length), at and one
+%% past it, in one piece and byte by byte.
+decode_chunked_extension_limit_test_() ->
+	%% 2 + 5 + 2 + 3 = 12 bytes of extensions over four chunk-size lines;
+	%% whitespace before ";" counts, the size digits do not.
+	Bin = <<"1;a\r\nx\r\n1 ;b=c\r\ny\r\n001;d\r\nz\r\n0\t;e\r\n\r\nrest">>,
+	TooLong = {error, {http_error, 400, 'The chunk extensions are longer in total than max_chunk_ext_length. (RFC9112 7.1.1)'}},
+	Many = iolist_to_binary([binary:copy(<<"1;e\r\nx\r\n">>, 1000), <<"0\r\n\r\n">>]),
+	[
+		{"extensions at the limit",
+			?_assertEqual({done, <<"xyz">>, <<"rest">>}, decode_all(Bin, 0, 12))},
+		{"extensions one past the limit",
+			?_assertEqual(TooLong, decode_all(Bin, 0, 11))},
+		{"extensions at the limit, one byte at a time",
+			?_assertEqual({done, <<"xyz">>, <<"rest">>}, decode_pieces(bytes(Bin), 0, 12))},
+		{"extensions one past the limit, one byte at a time",
+			?_assertEqual(TooLong, decode_pieces(bytes(Bin), 0, 11))},
+		{"no extension allowed and none sent",
+			?_assertEqual({done, <<"hello">>, <<>>}, decode_all(<<"5\r\nhello\r\n0\r\n\r\n">>, 0, 0))},
+		{"no extension allowed and one on the last chunk",
+			?_assertEqual(TooLong, decode_all(<<"5\r\nhello\r\n0;a\r\n\r\n">>, 0, 0))},
+		{"1000 one-byte chunks with 2 bytes of extensions each: 2000 bytes",
+			?_assertEqual({done, binary:copy(<<"x">>, 1000), <<>>}, decode_all(Many, 0, 2000))},
+		{"the same one byte under",
+			?_assertEqual(TooLong, decode_all(Many, 0, 1999))}
 	].
 
 chunk_test_() ->

@@ -62,6 +62,7 @@ tests() ->
 		%% 7 Chunked transfer coding.
 		chunked_request_body,
 		chunked_request_extensions,
+		chunked_request_extensions_total,
 		chunked_request_trailers_skipped,
 		chunked_request_trailers_too_large,
 		chunked_response,
@@ -426,6 +427,24 @@ chunked_request_extensions(Config) ->
 	?assertEqual(<<"hello world">>, echoed(recv_response(S))),
 	hello(recv_response(S)),
 	close(S).
+
+chunked_request_extensions_total(Config) ->
+	doc("Chunk extensions count against max_chunk_ext_length (16384 by default) over "
+		"the whole body: 1-byte chunks each with 100 bytes of extensions are refused "
+		"with 400 and close once the total passes it. (RFC 9112 7.1.1)"),
+	Ext = [<<";n=">>, binary:copy(<<"v">>, 97)],
+	Chunk = iolist_to_binary([<<"1">>, Ext, <<"\r\nx\r\n">>]),
+	%% 163 chunks carry 16300 bytes of extensions: read whole.
+	S = connect(port(Config)),
+	ok = send(S, [<<"POST /echo/read_body HTTP/1.1\r\nhost: localhost\r\n"
+		"transfer-encoding: chunked\r\n\r\n">>, binary:copy(Chunk, 163), <<"0\r\n\r\n">>,
+		get_req("/")]),
+	?assertEqual(binary:copy(<<"x">>, 163), echoed(recv_response(S))),
+	hello(recv_response(S)),
+	close(S),
+	%% 164 carry 16400.
+	assert_rejected(Config, [<<"POST /echo/read_body HTTP/1.1\r\nhost: localhost\r\n"
+		"transfer-encoding: chunked\r\n\r\n">>, binary:copy(Chunk, 164), <<"0\r\n\r\n">>], 400).
 
 chunked_request_trailers_skipped(Config) ->
 	doc("Trailer fields after the last chunk are skipped, and the request pipelined "
