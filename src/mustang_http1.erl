@@ -354,6 +354,7 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 			chunked -> {chunked, St#st.chunked}
 		end,
 		expect = Expect,
+		te_trailers = te_trailers(Request),
 		buffer = Rest,
 		dynbuf = St#st.dynbuf,
 		active_n = St#st.active_n,
@@ -365,6 +366,16 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 	Req = build_req(St, StreamID, Request, Mode),
 	St2 = St#st{requests = StreamID, req_info = {Method, maps:get(path, Request)}},
 	run_stream(St2, mustang_http1_stream:chain_init(Req, St#st.chain, Stream)).
+
+%% Trailers are sent only to clients that say they accept them (RFC 9110
+%% 6.5.1); an invalid TE says nothing.
+te_trailers(#{headers := #{<<"te">> := TE}}) ->
+	case mustang_http_hd:parse_te(TE) of
+		{ok, Codings} -> lists:keymember(<<"trailers">>, 1, Codings);
+		{error, _} -> false
+	end;
+te_trailers(_) ->
+	false.
 
 %% The stream handlers started the request: inline (mustang_stream_h's run
 %% command, the default), or in a process of its own, whose calls then

@@ -91,6 +91,7 @@ tests() ->
 		inform,
 		stream_reply,
 		stream_trailers,
+		stream_trailers_without_te,
 		stream_events,
 		stream_body_sendfile,
 		%% Routing and misuse.
@@ -721,9 +722,9 @@ stream_reply_http10(Config) ->
 
 stream_trailers(Config) ->
 	doc("stream_trailers/2 ends a streamed response with the trailer fields: over "
-		"HTTP/1.1 after the last chunk 0, over HTTP/2 in a HEADERS frame with "
-		"END_STREAM. (RFC 9112 7.1.2, RFC 9113 8.1)"),
-	Resp = get(Config, "/stream/trailers"),
+		"HTTP/1.1 after the last chunk 0 (the client sent TE: trailers), over HTTP/2 in "
+		"a HEADERS frame with END_STREAM. (RFC 9112 7.1.2, RFC 9113 8.1)"),
+	Resp = req(Config, "GET", "/stream/trailers", [{"te", "trailers"}]),
 	?assertMatch(#{status := 200, body := <<"hello world">>,
 		trailers := [{<<"x-checksum">>, <<"abc">>}]}, Resp),
 	?assertEqual(<<"x-checksum">>, header(<<"trailer">>, Resp)),
@@ -734,6 +735,21 @@ stream_trailers(Config) ->
 		false ->
 			ok
 	end.
+
+stream_trailers_without_te(Config) ->
+	doc("Without TE: trailers, HTTP/1.1 drops the trailer fields and the trailer header "
+		"(the body still ends with the last chunk); HTTP/2 may always send them. "
+		"(RFC 9110 6.5.1, RFC 9113 8.1)"),
+	Resp = get(Config, "/stream/trailers"),
+	{Trailers, Announced} = case http1(Config) of
+		true -> {[], undefined};
+		false -> {[{<<"x-checksum">>, <<"abc">>}], <<"x-checksum">>}
+	end,
+	?assertMatch(#{status := 200, body := <<"hello world">>, trailers := Trailers}, Resp),
+	?assertEqual(Announced, header(<<"trailer">>, Resp)),
+	%% HTTP/1.1: the last chunk, nothing after it.
+	?assert(not http1(Config) orelse
+		raw_body(Resp) =:= <<"6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n">>).
 
 stream_events(Config) ->
 	doc("stream_events/3 sends server-sent events in the text/event-stream format. "

@@ -66,6 +66,8 @@ tests() ->
 		chunked_request_trailers_skipped,
 		chunked_request_trailers_too_large,
 		chunked_response,
+		trailers_with_te_trailers,
+		trailers_dropped_without_te,
 		%% 9 Connection management.
 		keepalive_10000_requests,
 		pipelining_1000_requests,
@@ -98,6 +100,7 @@ routes() ->
 		{"/echo/:key", echo_h, []},
 		{"*", echo_h, target},
 		{"/stream", mustang_demo_stream_h, []},
+		{"/stream/trailers", stream_h, trailers},
 		{"/no_read", no_read_body_h, []},
 		{"/crash", crash_h, before_reply},
 		{"/crash_stream", crash_h, after_stream_reply},
@@ -476,6 +479,40 @@ chunked_response(Config) ->
 	#{raw := Raw} = Resp,
 	?assertEqual(<<"7\r\npart 5\n\r\n0\r\n\r\n">>, binary:part(Raw, byte_size(Raw), -17)),
 	%% The connection stays open.
+	ok = send(S, get_req("/")),
+	hello(recv_response(S)),
+	close(S).
+
+trailers_with_te_trailers(Config) ->
+	doc("A client that sends TE: trailers gets the trailer fields the handler sends "
+		"after the last chunk. (RFC 9110 6.5.1, 10.1.4; RFC 9112 7.1.2)"),
+	S = connect(port(Config)),
+	ok = send(S, get_req("/stream/trailers", [{"te", "trailers"}])),
+	Resp = recv_response(S),
+	?assertMatch(#{status := 200, body := <<"hello world">>,
+		trailers := [{<<"x-checksum">>, <<"abc">>}]}, Resp),
+	?assertEqual(<<"x-checksum">>, header(<<"trailer">>, Resp)),
+	#{raw := Raw} = Resp,
+	?assertEqual(<<"0\r\nx-checksum: abc\r\n\r\n">>, binary:part(Raw, byte_size(Raw), -22)),
+	%% Other t-codings beside trailers, and its case, do not matter.
+	ok = send(S, get_req("/stream/trailers", [{"te", "deflate;q=0.5, Trailers"}])),
+	?assertMatch(#{trailers := [{<<"x-checksum">>, <<"abc">>}]}, recv_response(S)),
+	close(S).
+
+trailers_dropped_without_te(Config) ->
+	doc("Without TE: trailers the trailer fields the handler sends are dropped, the "
+		"trailer header announcing them too, and the body still ends with the last "
+		"chunk; the connection stays open. (RFC 9110 6.5.1, 6.6.2)"),
+	S = connect(port(Config)),
+	lists:foreach(fun(Headers) ->
+		ok = send(S, get_req("/stream/trailers", Headers)),
+		Resp = recv_response(S),
+		?assertMatch(#{status := 200, body := <<"hello world">>, trailers := []}, Resp),
+		?assertEqual(undefined, header(<<"trailer">>, Resp)),
+		#{raw := Raw} = Resp,
+		?assertEqual(<<"5\r\nworld\r\n0\r\n\r\n">>, binary:part(Raw, byte_size(Raw), -15)),
+		?assertEqual(nomatch, binary:match(Raw, <<"abc">>))
+	end, [[], [{"te", "gzip"}], [{"te", "trailers;q=1"}]]),
 	ok = send(S, get_req("/")),
 	hello(recv_response(S)),
 	close(S).
