@@ -500,8 +500,8 @@ finish_request(Method, Target, Version, Headers, Tail, Cache0) ->
 		{ok, Scheme, TargetAuthority, Path, Qs} ->
 			case cached_host(Version, TargetAuthority, Headers, Cache0) of
 				{{ok, Host, Port}, Cache} ->
-					case request_body(Version, Headers) of
-						{ok, Body} ->
+					case {request_body(Version, Headers), keepalive(Version, Headers)} of
+						{{ok, Body}, {ok, Keepalive}} ->
 							{ok, #{
 								method => Method,
 								version => Version,
@@ -512,10 +512,12 @@ finish_request(Method, Target, Version, Headers, Tail, Cache0) ->
 								scheme => Scheme,
 								headers => Headers,
 								body => Body,
-								keepalive => keepalive(Version, Headers),
+								keepalive => Keepalive,
 								expect_continue => expect_continue(Version, Body, Headers)
 							}, Tail, Cache};
-						Error ->
+						{{ok, _}, Error} ->
+							Error;
+						{Error, _} ->
 							Error
 					end;
 				{Error, _} ->
@@ -728,17 +730,22 @@ content_length(CL) ->
 			end
 	end.
 
-keepalive('HTTP/1.1', #{<<"connection">> := Conn}) ->
-	not has_token(lower(Conn), <<"close">>);
+%% Connection (RFC 9110 7.6.1): a list of connection options, which are
+%% tokens; anything else is refused. close ends an HTTP/1.1 connection after
+%% the response, keep-alive keeps an HTTP/1.0 one (RFC 9112 9.3).
+keepalive(Version, #{<<"connection">> := Value}) ->
+	case mustang_http_hd:parse_connection(Value) of
+		{ok, Options} when Version =:= 'HTTP/1.1' ->
+			{ok, not lists:member(<<"close">>, Options)};
+		{ok, Options} ->
+			{ok, lists:member(<<"keep-alive">>, Options)};
+		{error, _} ->
+			?ERROR(400, 'The Connection header must be a list of connection options (tokens). (RFC9110 7.6.1)')
+	end;
 keepalive('HTTP/1.1', _) ->
-	true;
-keepalive('HTTP/1.0', #{<<"connection">> := Conn}) ->
-	has_token(lower(Conn), <<"keep-alive">>);
+	{ok, true};
 keepalive('HTTP/1.0', _) ->
-	false.
-
-has_token(Value, Token) ->
-	lists:member(Token, [trim(T) || T <- binary:split(Value, <<",">>, [global])]).
+	{ok, false}.
 
 expect_continue('HTTP/1.1', Body, #{<<"expect">> := Expect}) when Body =/= none ->
 	lower(Expect) =:= <<"100-continue">>;

@@ -130,7 +130,8 @@ http1_cases() ->
 		H(te_http10, 400, req(<<"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n">>)),
 		H(te_not_implemented, 501, req(get11(<<"Transfer-Encoding: gzip, chunked\r\n">>))),
 		H(te_chunked_not_last, 400, req(get11(<<"Transfer-Encoding: chunked, gzip\r\n">>))),
-		H(invalid_cl, 400, req(get11(<<"Content-Length: x\r\n">>)))
+		H(invalid_cl, 400, req(get11(<<"Content-Length: x\r\n">>))),
+		H(invalid_connection, 400, req(get11(<<"Connection: a/b\r\n">>)))
 	].
 
 chunked(Bin) -> chunked(Bin, 4096).
@@ -224,7 +225,7 @@ header_cases() ->
 		{<<"accept-language">>, <<"en_US">>},
 		{<<"authorization">>, <<"Basic !!!">>},
 		{<<"authorization">>, <<"Negotiate abc">>},
-		{<<"connection">>, <<>>},
+		{<<"connection">>, <<"a b">>},
 		{<<"content-encoding">>, <<>>},
 		{<<"content-language">>, <<>>},
 		{<<"content-length">>, <<"x">>},

@@ -14,6 +14,7 @@
 
 -define(C, mustang_http1_codec).
 -define(BAD_HOST, {error, {http_error, 400, 'The Host must be a valid uri-host with an optional port. (RFC9112 3.2)'}}).
+-define(BAD_CONNECTION, {error, {http_error, 400, 'The Connection header must be a list of connection options (tokens). (RFC9110 7.6.1)'}}).
 %% The response encoder, checked here against the decoder.
 -define(R, mustang_http1_resp).
 
@@ -161,6 +162,12 @@ valid_requests() -> [
 	{"Connection: closed is not the close option",
 		get11(<<"Connection: closed\r\n">>),
 		r(#{headers => hs(#{<<"connection">> => <<"closed">>})}), <<>>},
+	{"empty elements of the Connection list are ignored (RFC 9110 5.6.1.2)",
+		get11(<<"Connection: , close ,\r\n">>),
+		r(#{keepalive => false, headers => hs(#{<<"connection">> => <<", close ,">>})}), <<>>},
+	{"an empty Connection list (RFC 9110 7.6.1: #connection-option)",
+		get11(<<"Connection:\r\n">>),
+		r(#{headers => hs(#{<<"connection">> => <<>>})}), <<>>},
 	{"port 1 is the smallest port",
 		<<"GET / HTTP/1.1\r\nHost: a:1\r\n\r\n">>,
 		r(#{port => 1, headers => #{<<"host">> => <<"a:1">>}}), <<>>},
@@ -495,9 +502,15 @@ invalid_requests() -> [
 		<<"GET / HTTP/1.1\r\nHost: [::1]:00000\r\n\r\n">>, ?BAD_HOST},
 	{"an absolute-form authority with port 0",
 		<<"GET http://a:0/ HTTP/1.1\r\nHost: a\r\n\r\n">>, ?BAD_HOST},
+	{"an invalid Connection on HTTP/1.0",
+		<<"GET / HTTP/1.0\r\nConnection: keep-alive, @\r\n\r\n">>, ?BAD_CONNECTION},
 	{"HTAB as the request line separator",
 		<<"GET\t/\tHTTP/1.1\r\nHost: a\r\n\r\n">>, {error, {http_error, 400, 'The request line must be method SP request-target SP HTTP-version. (RFC9112 3)'}}}
-].
+] ++ [
+	%% Connection (RFC 9110 7.6.1): #connection-option, connection-option = token.
+	{"Connection: " ++ binary_to_list(Value), get11([<<"Connection: ">>, Value, <<"\r\n">>]),
+		?BAD_CONNECTION}
+	|| Value <- [<<"\"close\"">>, <<"keep-alive;x">>, <<"keep-alive close">>, <<"close/1">>]].
 
 parse_request_invalid_test_() ->
 	[{Title, ?_test(check_error(Expected, parse(Bin)))}
@@ -1038,7 +1051,7 @@ g_name() ->
 		{1, g_token(64, 64)},
 		{4, elements([<<"Cookie">>, <<"cookie">>, <<"Accept">>, <<"X-Dup">>, <<"x-DUP">>])}
 	]), not lists:member(string:lowercase(N),
-		[<<"host">>, <<"content-length">>, <<"transfer-encoding">>])).
+		[<<"host">>, <<"content-length">>, <<"transfer-encoding">>, <<"connection">>])).
 
 g_field() ->
 	?SUCHTHAT({_, O1, V, O2}, {g_name(), g_ows(), g_value(), g_ows()},

@@ -70,7 +70,7 @@ sentence(invalid_authorization) ->
 sentence(unsupported_auth_scheme) ->
 	'Only the basic, bearer and digest authentication schemes are understood. (RFC9110 11.1)';
 sentence(invalid_connection) ->
-	'The connection header must be a non-empty list of tokens. (RFC9110 7.6.1)';
+	'The connection header must be a list of tokens. (RFC9110 7.6.1)';
 sentence(invalid_content_encoding) ->
 	'The content-encoding header must be a non-empty list of codings. (RFC9110 8.4)';
 sentence(invalid_content_language) ->
@@ -234,9 +234,15 @@ tables() ->
 			{<<"Keep-Alive">>, [<<"keep-alive">>]},
 			{<<"Upgrade, HTTP2-Settings">>, [<<"upgrade">>, <<"http2-settings">>]},
 			{<<"a, , b">>, [<<"a">>, <<"b">>]},
-			{<<",a,">>, [<<"a">>]}
+			{<<",a,">>, [<<"a">>]},
+			%% #connection-option: the list may be empty (RFC 9110 7.6.1, 5.6.1).
+			{<<>>, []},
+			{<<" ">>, []},
+			{<<",">>, []},
+			{<<" , , ">>, []}
 		], [
-			<<>>, <<" ">>, <<",">>, <<" , , ">>, <<"a b">>, <<"a;b">>, <<"\"a\"">>, <<"a/b">>
+			<<"a b">>, <<"a;b">>, <<"\"a\"">>, <<"a/b">>, <<"a=b">>, <<"a,@">>, <<"a\tb">>,
+			<<"a", 0>>, <<"caf", 233>>
 		]},
 		{<<"content-encoding">>, [
 			{<<"gzip">>, [<<"gzip">>]},

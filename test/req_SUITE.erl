@@ -54,6 +54,7 @@ tests() ->
 		parse_header_absent,
 		parse_header_malformed,
 		parse_cookies,
+		parse_cookies_tab_in_value,
 		match_cookies,
 		match_cookies_constraint_failed,
 		binding,
@@ -417,6 +418,11 @@ parse_cookies(Config) ->
 		"(RFC 6265 5.4, RFC 9113 8.2.3)"),
 	?assertEqual([{<<"a">>, <<"1">>}, {<<"b">>, <<"2">>}, {<<"c">>, <<"3">>}],
 		get_echo(Config, "/echo/parse_cookies", [{"cookie", "a=1; b=\"2\""}, {"cookie", "c=3"}])).
+
+parse_cookies_tab_in_value(Config) ->
+	doc("A TAB inside a cookie value is not a cookie-octet: parse_cookies/1 ends the "
+		"request with 400. (RFC 6265 4.1.1, 4.2.1)"),
+	assert_request_error(Config, "GET", "/echo/parse_cookies", [{"cookie", "a=b\tc"}], none, 400).
 
 match_cookies(Config) ->
 	doc("match_cookies/2 returns the fields as a map, constraints and defaults applied."),

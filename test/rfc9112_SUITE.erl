@@ -73,6 +73,7 @@ tests() ->
 		pipelining_1000_requests,
 		connection_close,
 		connection_close_ignores_pipelined,
+		connection_invalid,
 		h2c_upgrade_http10_ignored,
 		http10_closes,
 		http10_keepalive,
@@ -542,13 +543,16 @@ pipelining_1000_requests(Config) ->
 
 connection_close(Config) ->
 	doc("After a request with Connection: close the server answers with "
-		"connection: close and closes. (RFC 9112 9.6)"),
-	S = connect(port(Config)),
-	ok = send(S, get_req("/", [{"connection", "close"}])),
-	Resp = recv_response(S),
-	hello(Resp),
-	?assertEqual(<<"close">>, header(<<"connection">>, Resp)),
-	?assertEqual(ok, wait_closed(S, 2000)).
+		"connection: close and closes; empty list elements around close do not "
+		"matter. (RFC 9112 9.6, RFC 9110 5.6.1.2)"),
+	lists:foreach(fun(Value) ->
+		S = connect(port(Config)),
+		ok = send(S, get_req("/", [{"connection", Value}])),
+		Resp = recv_response(S),
+		hello(Resp),
+		?assertEqual(<<"close">>, header(<<"connection">>, Resp)),
+		?assertEqual(ok, wait_closed(S, 2000))
+	end, ["close", ", close ,"]).
 
 connection_close_ignores_pipelined(Config) ->
 	doc("Requests pipelined after one with Connection: close are not processed: one "
@@ -560,6 +564,13 @@ connection_close_ignores_pipelined(Config) ->
 	?assertEqual(1, count(<<"HTTP/1.1 ">>, Data)),
 	?assertEqual(nomatch, binary:match(Data, <<"/echo/path">>)),
 	?assertMatch(<<"HTTP/1.1 200 OK\r\n", _/bits>>, Data).
+
+connection_invalid(Config) ->
+	doc("A Connection header that is not a list of tokens is refused with 400 and "
+		"close. (RFC 9110 7.6.1)"),
+	lists:foreach(fun(Value) ->
+		assert_rejected(Config, get_req("/", [{"connection", Value}]), 400)
+	end, ["\"close\"", "keep-alive;x", "close/x", "keep alive", "close, @"]).
 
 h2c_upgrade_http10_ignored(Config) ->
 	doc("An HTTP/1.0 request cannot switch protocols: its Upgrade: h2c is ignored and "
