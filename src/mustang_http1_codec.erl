@@ -51,7 +51,6 @@
 	qs := binary(),
 	host := binary(),
 	port := inet:port_number() | undefined,
-	scheme := binary() | undefined,
 	headers := #{binary() => binary()},
 	body := body(),
 	keepalive := boolean(),
@@ -497,7 +496,7 @@ add_header(Name, Value, Acc) ->
 
 finish_request(Method, Target, Version, Headers, Tail, Cache0) ->
 	case parse_target(Method, Target) of
-		{ok, Scheme, TargetAuthority, Path, Qs} ->
+		{ok, TargetAuthority, Path, Qs} ->
 			case cached_host(Version, TargetAuthority, Headers, Cache0) of
 				{{ok, Host, Port}, Cache} ->
 					case {request_body(Version, Headers), keepalive(Version, Headers)} of
@@ -509,7 +508,6 @@ finish_request(Method, Target, Version, Headers, Tail, Cache0) ->
 								qs => Qs,
 								host => Host,
 								port => Port,
-								scheme => Scheme,
 								headers => Headers,
 								body => Body,
 								keepalive => Keepalive,
@@ -539,26 +537,29 @@ cached_host(Version, TargetAuthority, Headers, Cache) ->
 
 %% Request targets (RFC 9112 3.2): origin-form, absolute-form, and
 %% asterisk-form for OPTIONS. CONNECT (authority-form) is answered with 501.
+%% The scheme of an absolute-form target must be http or https but is not
+%% returned: the request's scheme is the connection's (RFC 9112 3.3), so that
+%% a request over a clear connection never passes for one over TLS.
 parse_target(<<"CONNECT">>, _) ->
 	?ERROR(501, 'The CONNECT method is not implemented. (RFC9110 9.3.6)');
 parse_target(<<"OPTIONS">>, <<"*">>) ->
-	{ok, undefined, undefined, <<"*">>, <<>>};
+	{ok, undefined, <<"*">>, <<>>};
 parse_target(_, <<"/", _/bits>> = Target) ->
-	split_path(Target, undefined, undefined);
+	split_path(Target, undefined);
 parse_target(_, Target) ->
 	case Target of
 		<<S1, S2, S3, S4, "://", Rest/bits>> when (S1 bor 32) =:= $h, (S2 bor 32) =:= $t,
 				(S3 bor 32) =:= $t, (S4 bor 32) =:= $p ->
-			absolute_form(<<"http">>, Rest);
+			absolute_form(Rest);
 		<<S1, S2, S3, S4, S5, "://", Rest/bits>> when (S1 bor 32) =:= $h,
 				(S2 bor 32) =:= $t, (S3 bor 32) =:= $t, (S4 bor 32) =:= $p,
 				(S5 bor 32) =:= $s ->
-			absolute_form(<<"https">>, Rest);
+			absolute_form(Rest);
 		_ ->
 			?ERROR(400, 'The request target must be in origin, absolute or asterisk form. (RFC9112 3.2)')
 	end.
 
-absolute_form(Scheme, Rest) ->
+absolute_form(Rest) ->
 	{Authority, PathQs} = case binary:match(Rest, [<<"/">>, <<"?">>]) of
 		nomatch -> {Rest, <<"/">>};
 		{Pos, _} -> {binary:part(Rest, 0, Pos), binary:part(Rest, Pos, byte_size(Rest) - Pos)}
@@ -569,21 +570,21 @@ absolute_form(Scheme, Rest) ->
 				<<"?", _/bits>> -> <<"/", PathQs/binary>>;
 				_ -> PathQs
 			end,
-			split_path(PathQs2, Scheme, Authority);
+			split_path(PathQs2, Authority);
 		_ ->
 			?ERROR(400, 'The request target must not hold userinfo. (RFC9110 4.2.4)')
 	end.
 
-split_path(Target, Scheme, Authority) ->
+split_path(Target, Authority) ->
 	case valid_target(Target) of
 		false ->
 			?ERROR(400, 'The request target must be in origin, absolute or asterisk form. (RFC9112 3.2)');
 		true ->
 			case mustang_pattern:find(Target, qmark) of
 				nomatch ->
-					{ok, Scheme, Authority, Target, <<>>};
+					{ok, Authority, Target, <<>>};
 				{Pos, 1} ->
-					{ok, Scheme, Authority, binary:part(Target, 0, Pos),
+					{ok, Authority, binary:part(Target, 0, Pos),
 						binary:part(Target, Pos + 1, byte_size(Target) - Pos - 1)}
 			end
 	end.

@@ -35,7 +35,6 @@ r(Overrides) ->
 		qs => <<>>,
 		host => <<"a">>,
 		port => undefined,
-		scheme => undefined,
 		headers => #{<<"host">> => <<"a">>},
 		body => none,
 		keepalive => true,
@@ -117,21 +116,22 @@ valid_requests() -> [
 		r(#{path => <<"/a%20b//c">>}), <<>>},
 	{"absolute-form: the target's authority wins over Host (RFC 9112 3.2.2)",
 		<<"GET http://Example.COM:8080/x?y=1 HTTP/1.1\r\nHost: other\r\n\r\n">>,
-		r(#{scheme => <<"http">>, host => <<"example.com">>, port => 8080, path => <<"/x">>,
+		r(#{host => <<"example.com">>, port => 8080, path => <<"/x">>,
 			qs => <<"y=1">>, headers => #{<<"host">> => <<"other">>}}), <<>>},
 	{"absolute-form https with no path gets path / (RFC 9112 3.2.2)",
 		<<"GET https://example.com HTTP/1.1\r\nHost: example.com\r\n\r\n">>,
-		r(#{scheme => <<"https">>, host => <<"example.com">>,
+		r(#{host => <<"example.com">>,
 			headers => #{<<"host">> => <<"example.com">>}}), <<>>},
 	{"absolute-form with a query and no path",
 		<<"GET http://a?x HTTP/1.1\r\nHost: a\r\n\r\n">>,
-		r(#{scheme => <<"http">>, qs => <<"x">>}), <<>>},
-	{"absolute-form: the scheme is case-insensitive (RFC 3986 3.1)",
+		r(#{qs => <<"x">>}), <<>>},
+	{"absolute-form: the scheme is case-insensitive (RFC 3986 3.1); it is not returned, "
+		"the request has the connection's (RFC 9112 3.3)",
 		<<"GET HTTP://a/p HTTP/1.1\r\nHost: a\r\n\r\n">>,
-		r(#{scheme => <<"http">>, path => <<"/p">>}), <<>>},
+		r(#{path => <<"/p">>}), <<>>},
 	{"absolute-form with an IPv6 literal and port",
 		<<"GET http://[::1]:81/ HTTP/1.1\r\nHost: [::1]:81\r\n\r\n">>,
-		r(#{scheme => <<"http">>, host => <<"[::1]">>, port => 81,
+		r(#{host => <<"[::1]">>, port => 81,
 			headers => #{<<"host">> => <<"[::1]:81">>}}), <<>>},
 	{"asterisk-form for OPTIONS (RFC 9112 3.2.4)",
 		<<"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n">>,
@@ -1096,7 +1096,7 @@ g_request() ->
 			end, #{}, All),
 			Expected = #{method => Method, version => Version, path => Path,
 				qs => case Qs of none -> <<>>; _ -> Qs end,
-				host => Host, port => Port, scheme => undefined,
+				host => Host, port => Port,
 				headers => Headers, body => none},
 			{<<Head/binary, Rest/binary>>, byte_size(Head), Expected, Rest}
 		end).
@@ -1216,7 +1216,7 @@ prop_parse_one_past_tight_limits() ->
 		end).
 
 valid_result({ok, Req, Rest}) when is_map(Req), is_binary(Rest) ->
-	maps:size(Req) =:= 11;
+	maps:size(Req) =:= 10;
 valid_result({more, N}) when is_integer(N), N >= 0 ->
 	true;
 valid_result({error, Error = {http_error, S, R}}) when is_atom(R) ->
@@ -1505,7 +1505,7 @@ curl_tests() ->
 		{"curl through a proxy sends the absolute-form", ?_test(begin
 			{_, Bin} = capture(curl("-x http://127.0.0.1:~b 'http://Example.com:8080/abs?x=1'")),
 			?assertMatch(<<"GET http://", _/bits>>, Bin),
-			?assertMatch({ok, #{scheme := <<"http">>, host := <<"example.com">>, port := 8080,
+			?assertMatch({ok, #{host := <<"example.com">>, port := 8080,
 				path := <<"/abs">>, qs := <<"x=1">>,
 				headers := #{<<"proxy-connection">> := <<"Keep-Alive">>}}, <<>>}, parse(Bin))
 		end)},

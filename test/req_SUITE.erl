@@ -42,6 +42,7 @@ tests() ->
 		qs,
 		uri,
 		uri_variants,
+		uri_asterisk_form,
 		header,
 		headers,
 		parse_qs,
@@ -126,6 +127,7 @@ routes(Config) ->
 		{"/path_info/[...]", echo_h, path_info},
 		{"/read_body/length", read_body_h, #{length => 1000000}},
 		{"/read_body/period", read_body_h, period},
+		{"*", echo_h, asterisk},
 		{"/urlencoded", urlencoded_h, #{}},
 		{"/urlencoded/max_keys", urlencoded_h, #{max_keys => 2}},
 		{"/urlencoded/length", urlencoded_h, #{length => 100}},
@@ -318,6 +320,14 @@ uri_variants(Config) ->
 		<<Scheme/binary, "://localhost:8080/echo/uri_variants?a=b#frag">>,
 		<<Scheme/binary, "://example.org:8080/other?x=y">>
 	], get_echo(Config, "/echo/uri_variants?a=b", [{"host", "localhost:8080"}])).
+
+uri_asterisk_form(Config) ->
+	doc("An asterisk-form request (OPTIONS *) has path <<\"*\">>, the connection's "
+		"scheme, and a URI without path: uri/1 gives scheme://host; uri/2 with a path "
+		"uses it. (RFC 9112 3.2.4, 3.3; RFC 9113 8.3.1)"),
+	Scheme = mustang_test:scheme(Config),
+	?assertEqual({Scheme, <<"*">>, <<Scheme/binary, "://localhost">>,
+		<<Scheme/binary, "://localhost/x">>}, echo(Config, "OPTIONS", "*", [], none)).
 
 header(Config) ->
 	doc("header/2 returns a header value or undefined; header/3 returns the default "

@@ -33,6 +33,7 @@ tests() ->
 		asterisk_form_options,
 		asterisk_form_other_method,
 		absolute_form,
+		absolute_form_scheme_of_connection,
 		host_required_http11,
 		host_multiple,
 		host_invalid,
@@ -224,6 +225,18 @@ absolute_form(Config) ->
 		<<"GET http://Example.org:8080/echo/target?a=b HTTP/1.1\r\nhost: localhost\r\n\r\n">>),
 	?assertEqual({<<"http">>, <<"example.org">>, 8080, <<"/echo/target">>, <<"a=b">>},
 		echoed(Resp)).
+
+absolute_form_scheme_of_connection(Config) ->
+	doc("The scheme of the request is the connection's (http on a clear connection), "
+		"whatever scheme an absolute-form target names: an https:// target over a clear "
+		"connection is http, with http's default port. (RFC 9112 3.3)"),
+	Resp = request(port(Config),
+		<<"GET https://example.org/echo/target?a=b HTTP/1.1\r\nhost: localhost\r\n\r\n">>),
+	?assertEqual({<<"http">>, <<"example.org">>, 80, <<"/echo/target">>, <<"a=b">>},
+		echoed(Resp)),
+	Uri = request(port(Config),
+		<<"GET HTTPS://example.org:8443/echo/uri HTTP/1.1\r\nhost: localhost\r\n\r\n">>),
+	?assertEqual(<<"http://example.org:8443/echo/uri">>, echoed(Uri)).
 
 host_required_http11(Config) ->
 	doc("An HTTP/1.1 request without a Host header is rejected with 400. (RFC 9112 3.2)"),
