@@ -74,6 +74,9 @@ tests() ->
 		read_body,
 		read_body_length_10mb,
 		read_body_period,
+		expect_continue_on_first_read,
+		expect_continue_once_read_twice,
+		expect_continue_once_after_inform,
 		read_urlencoded_body,
 		read_urlencoded_body_max_keys,
 		read_urlencoded_body_too_large,
@@ -127,6 +130,8 @@ routes(Config) ->
 		{"/path_info/[...]", echo_h, path_info},
 		{"/read_body/length", read_body_h, #{length => 1000000}},
 		{"/read_body/period", read_body_h, period},
+		{"/read_body/one", read_body_h, #{length => 1}},
+		{"/continue/inform", inform_continue_h, []},
 		{"*", echo_h, asterisk},
 		{"/urlencoded", urlencoded_h, #{}},
 		{"/urlencoded/max_keys", urlencoded_h, #{max_keys => 2}},
@@ -546,6 +551,27 @@ read_body_period(Config) ->
 	ok = send_body(Conn, Ref, fin, <<" world">>),
 	?assertMatch(#{status := 200, body := <<"more:hello|ok: world">>}, await(Conn, Ref)),
 	close(Conn).
+
+expect_continue_on_first_read(Config) ->
+	doc("A request with Expect: 100-continue gets one 100 Continue when the handler "
+		"first reads the body, then the final response. (RFC 9110 10.1.1)"),
+	Resp = req(Config, "POST", "/echo/read_body", [{"expect", "100-continue"}], <<"hello">>),
+	?assertEqual(<<"hello">>, echoed(Resp)),
+	?assertMatch([#{status := 100}], maps:get(informs, Resp)).
+
+expect_continue_once_read_twice(Config) ->
+	doc("A handler that reads the body in several calls makes one 100 Continue, not one "
+		"per read. (RFC 9110 10.1.1, 15.2.1)"),
+	Resp = req(Config, "POST", "/read_body/one", [{"expect", "100-continue"}], <<"hello">>),
+	?assertMatch(#{status := 200, body := <<"5 ", _/bits>>}, Resp),
+	?assertMatch([#{status := 100}], maps:get(informs, Resp)).
+
+expect_continue_once_after_inform(Config) ->
+	doc("A handler that sends 100 Continue itself with inform/2 and then reads the body "
+		"makes one 100 Continue, not two. (RFC 9110 10.1.1, 15.2.1)"),
+	Resp = req(Config, "POST", "/continue/inform", [{"expect", "100-continue"}], <<"hello">>),
+	?assertMatch(#{status := 200, body := <<"hello">>}, Resp),
+	?assertMatch([#{status := 100}], maps:get(informs, Resp)).
 
 read_urlencoded_body(Config) ->
 	doc("read_urlencoded_body/1 decodes an application/x-www-form-urlencoded body. "
