@@ -7,8 +7,10 @@
 %% {error, {value_error, 400, Reason}} (mustang_error), and never crashes on a binary. It is as lenient as browsers are about what they actually send:
 %% whitespace around names, values and separators is ignored, empty pairs (";;" or
 %% a trailing ";") are skipped, and values may hold any byte except ";" and control
-%% characters. Names must be non-empty tokens (RFC 9110 5.6.2) and every pair must
-%% have a "=". A value wrapped in double quotes is returned without them.
+%% characters, HTAB included (RFC 6265 4.1.1 cookie-octet; only SP, which browsers
+%% do send, is let through inside a value). Names must be non-empty tokens
+%% (RFC 9110 5.6.2) and every pair must have a "=". A value wrapped in double
+%% quotes is returned without them.
 %%
 %% setcookie/3 builds a Set-Cookie header value. The builders otherwise trust their
 %% input, but a bad cookie name, value, path or domain would let a handler inject
@@ -80,10 +82,15 @@ name(_, _, _, _) ->
 	?ERROR.
 
 %% Len counts the value's bytes; End is the length without trailing whitespace.
+%% Whitespace is trailing when the value ends after it; inside the value a TAB
+%% is a control character like the others.
 -spec value(binary(), binary(), non_neg_integer(), non_neg_integer(), binary(),
 	[{binary(), binary()}]) -> {ok, [{binary(), binary()}]} | {error, mustang_error:value_error()}.
-value(<<C, Rest/binary>>, Bin, Len, End, Name, Acc) when ?IS_WS(C) ->
-	value(Rest, Bin, Len + 1, End, Name, Acc);
+value(Ws = <<C, _/binary>>, Bin, Len, End, Name, Acc) when ?IS_WS(C) ->
+	case ws_run(Ws, 0, false) of
+		{_, <<C2, _/binary>>, true} when C2 =/= $; -> ?ERROR;
+		{N, Rest, _} -> value(Rest, Bin, Len + N, End, Name, Acc)
+	end;
 value(<<C, _/binary>>, _, _, _, _, _) when ?IS_CTL(C) ->
 	?ERROR;
 value(<<C, Rest/binary>>, Bin, Len, _, Name, Acc) when C =/= $; ->
@@ -91,6 +98,13 @@ value(<<C, Rest/binary>>, Bin, Len, _, Name, Acc) when C =/= $; ->
 value(Rest, Bin, _, End, Name, Acc) ->
 	Value = unquote(binary:part(Bin, 0, End)),
 	cookies(Rest, [{Name, Value} | Acc]).
+
+%% The length of the whitespace at the start of a binary, the rest, and
+%% whether a TAB was in it.
+-spec ws_run(binary(), non_neg_integer(), boolean()) -> {non_neg_integer(), binary(), boolean()}.
+ws_run(<<$\s, Rest/binary>>, N, Tab) -> ws_run(Rest, N + 1, Tab);
+ws_run(<<$\t, Rest/binary>>, N, _) -> ws_run(Rest, N + 1, true);
+ws_run(Rest, N, Tab) -> {N, Rest, Tab}.
 
 -spec unquote(binary()) -> binary().
 unquote(<<$", Rest/binary>> = Value) when byte_size(Rest) > 0 ->

@@ -30,6 +30,8 @@
 %%   min_recv_rate ({1024, 30000}) a request body must bring at least Bytes in
 %%                                 every Ms ({Bytes, Ms}), else 408 and close;
 %%                                 or off
+%%   max_chunk_ext_length (1048576) bytes of chunk extensions in a whole chunked
+%%                                 body (past it: 400 and close; RFC 9112 7.1.1)
 %%   linger_timeout (1000)         ms spent reading and discarding what the client
 %%                                 still sends once we decided to close (RFC 9112 9.6)
 %%   logger (logger)               module used for logs
@@ -66,6 +68,9 @@
 	max_keepalive => 1000,
 	max_skip_body_length => 1000000,
 	max_trailer_length => 4096,
+	%% Generous: AWS SigV4 streaming uploads put about 80 bytes of
+	%% extensions on every chunk (16384 stopped them at about 200 chunks).
+	max_chunk_ext_length => 1048576,
 	linger_timeout => 1000,
 	min_recv_rate => {1024, 30000},
 	logger => logger,
@@ -91,7 +96,8 @@
 	request_timeout :: timeout(),
 	idle_timeout :: timeout(),
 	max_skip :: non_neg_integer(),
-	max_trailer :: non_neg_integer(),
+	%% The chunked decoder's state at the start of a body (it holds the limits).
+	chunked :: mustang_http1_codec:chunked_state(),
 	hibernate :: boolean(),
 	logger :: module(),
 	%% The first stream handler and its options.
@@ -159,7 +165,8 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 				request_timeout = maps:get(request_timeout, Opts),
 				idle_timeout = maps:get(idle_timeout, Opts),
 				max_skip = maps:get(max_skip_body_length, Opts),
-				max_trailer = maps:get(max_trailer_length, Opts),
+				chunked = mustang_http1_codec:init_chunked(maps:get(max_trailer_length, Opts),
+					maps:get(max_chunk_ext_length, Opts)),
 				hibernate = maps:get(hibernate, Opts),
 				logger = maps:get(logger, Opts),
 				chain = mustang_stream:prepare(Opts),
@@ -317,8 +324,10 @@ parse(St = #st{scan_from = ScanFrom, limits = Limits, parse_cache = Cache}, Buff
 			error_response(St, Status, Reason)
 	end.
 
-handle_request(St = #st{h2c = true}, Request = #{headers := #{<<"upgrade">> := _,
-		<<"http2-settings">> := _}, body := none}, Rest) ->
+%% HTTP/1.0 has no Upgrade (RFC 9110 7.8): an HTTP/1.0 request is answered
+%% over HTTP/1.0 as if it had none.
+handle_request(St = #st{h2c = true}, Request = #{version := 'HTTP/1.1',
+		headers := #{<<"upgrade">> := _, <<"http2-settings">> := _}, body := none}, Rest) ->
 	case h2c_upgrade(Request) of
 		{ok, Settings} ->
 			_ = (St#st.transport):send(St#st.socket,
@@ -348,9 +357,10 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 		body = case Body of
 			none -> done;
 			{length, N} -> {length, N};
-			chunked -> {chunked, mustang_http1_codec:init_chunked(St#st.max_trailer)}
+			chunked -> {chunked, St#st.chunked}
 		end,
 		expect = Expect,
+		te_trailers = te_trailers(Request),
 		buffer = Rest,
 		dynbuf = St#st.dynbuf,
 		active_n = St#st.active_n,
@@ -367,6 +377,16 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 	Req = build_req(St, StreamID, Request, Mode),
 	St2 = St#st{requests = StreamID, req_info = {Method, maps:get(path, Request)}},
 	run_stream(St2, mustang_http1_stream:chain_init(Req, St#st.chain, Stream)).
+
+%% Trailers are sent only to clients that say they accept them (RFC 9110
+%% 6.5.1); an invalid TE says nothing.
+te_trailers(#{headers := #{<<"te">> := TE}}) ->
+	case mustang_http_hd:parse_te(TE) of
+		{ok, Codings} -> lists:keymember(<<"trailers">>, 1, Codings);
+		{error, _} -> false
+	end;
+te_trailers(_) ->
+	false.
 
 %% The stream handlers started the request: inline (mustang_stream_h's run
 %% command, the default), or in a process of its own, whose calls then
@@ -483,8 +503,9 @@ next_request(St, Buffer) ->
 peer(#st{peer = Peer}) -> mustang_conn_chores:peer(Peer).
 
 %% Upgrade: h2c (RFC 7540 3.2; RFC 9113 drops it but curl and others still
-%% use it): only for requests without a body, whose Connection header names
-%% both Upgrade and HTTP2-Settings, with valid settings.
+%% use it): only for HTTP/1.1 requests without a body (handle_request/3 checks
+%% both), whose Connection header names both Upgrade and HTTP2-Settings, with
+%% valid settings.
 h2c_upgrade(#{headers := Headers = #{<<"http2-settings">> := Settings64}}) ->
 	case mustang_http_hd:has_token(<<"upgrade">>, <<"h2c">>, Headers)
 			andalso mustang_http_hd:has_token(<<"connection">>, <<"upgrade">>, Headers)

@@ -19,7 +19,7 @@
 -export([default_limits/0]).
 
 %% Bodies.
--export([init_chunked/1]).
+-export([init_chunked/2]).
 -export([decode_chunked/2]).
 
 -export_type([request/0, limits/0, chunked_state/0, parse_error/0, cache/0]).
@@ -51,7 +51,6 @@
 	qs := binary(),
 	host := binary(),
 	port := inet:port_number() | undefined,
-	scheme := binary() | undefined,
 	headers := #{binary() => binary()},
 	body := body(),
 	keepalive := boolean(),
@@ -61,13 +60,17 @@
 -type parse_error() :: {error, {http_error, 400 | 414 | 431 | 501 | 505, atom()}}.
 
 %% Chunked decoder state: which part of the chunked framing comes next, and
-%% the limit on the size of the trailer section.
+%% the limits.
 -type chunked_state() ::
-	{size, binary(), non_neg_integer()}
-	| {data, pos_integer(), non_neg_integer()}
-	| {data_crlf, non_neg_integer()}
-	| {data_lf, non_neg_integer()}
+	{size, binary(), chunked_limits()}
+	| {data, pos_integer(), chunked_limits()}
+	| {data_crlf, chunked_limits()}
+	| {data_lf, chunked_limits()}
 	| {trailers, binary(), non_neg_integer(), non_neg_integer()}.
+
+%% The size of the trailer section allowed, and the bytes of chunk
+%% extensions still allowed in the body.
+-type chunked_limits() :: {MaxTrailers :: non_neg_integer(), ExtLeft :: non_neg_integer()}.
 
 -define(P(Name), mustang_pattern:compiled(Name)).
 
@@ -199,11 +202,19 @@ check_partial(Rest, #{max_request_line_length := MaxLine, max_method_length := M
 			end
 	end.
 
+%% What arrived of the method must be a token: bytes that cannot start a
+%% request (a TLS ClientHello sent to a clear port) are refused at once as
+%% malformed, before they could pass for a method too long.
 check_partial_method(Rest, Size, MaxMethod) ->
 	Scope = min(Size, MaxMethod + 1),
-	case mustang_pattern:find(Rest, sp, 0, Scope) of
-		nomatch when Size > MaxMethod -> ?ERROR(501, 'The method is longer than max_method_length. (RFC9112 3)');
-		_ -> ok
+	{MethodPart, SP} = case mustang_pattern:find(Rest, sp, 0, Scope) of
+		nomatch -> {binary:part(Rest, 0, Scope), false};
+		{Pos, 1} -> {binary:part(Rest, 0, Pos), true}
+	end,
+	case is_token(MethodPart) of
+		false -> ?ERROR(400, 'The method must be a token. (RFC9112 3.1)');
+		true when not SP, Size > MaxMethod -> ?ERROR(501, 'The method is longer than max_method_length. (RFC9112 3)');
+		true -> ok
 	end.
 
 parse_head(Head, Tail, Limits = #{max_request_line_length := MaxLine}, Cache) ->
@@ -237,14 +248,14 @@ cached_headers(HeaderLines, Limits, _) ->
 
 parse_request_line(Line, #{max_method_length := MaxMethod}) ->
 	case split_sp(Line) of
-		{Method, _} when byte_size(Method) > MaxMethod ->
-			?ERROR(501, 'The method is longer than max_method_length. (RFC9112 3)');
 		{<<>>, _} ->
 			?ERROR(400, 'The request line must start with a method. (RFC9112 3)');
 		{Method, Rest} ->
 			case is_token(Method) of
 				false ->
 					?ERROR(400, 'The method must be a token. (RFC9112 3.1)');
+				true when byte_size(Method) > MaxMethod ->
+					?ERROR(501, 'The method is longer than max_method_length. (RFC9112 3)');
 				true ->
 					case split_sp(Rest) of
 						{Target, Version} when Target =/= <<>> ->
@@ -485,11 +496,11 @@ add_header(Name, Value, Acc) ->
 
 finish_request(Method, Target, Version, Headers, Tail, Cache0) ->
 	case parse_target(Method, Target) of
-		{ok, Scheme, TargetAuthority, Path, Qs} ->
+		{ok, TargetAuthority, Path, Qs} ->
 			case cached_host(Version, TargetAuthority, Headers, Cache0) of
 				{{ok, Host, Port}, Cache} ->
-					case request_body(Version, Headers) of
-						{ok, Body} ->
+					case {request_body(Version, Headers), keepalive(Version, Headers)} of
+						{{ok, Body}, {ok, Keepalive}} ->
 							{ok, #{
 								method => Method,
 								version => Version,
@@ -497,13 +508,14 @@ finish_request(Method, Target, Version, Headers, Tail, Cache0) ->
 								qs => Qs,
 								host => Host,
 								port => Port,
-								scheme => Scheme,
 								headers => Headers,
 								body => Body,
-								keepalive => keepalive(Version, Headers),
+								keepalive => Keepalive,
 								expect_continue => expect_continue(Version, Body, Headers)
 							}, Tail, Cache};
-						Error ->
+						{{ok, _}, Error} ->
+							Error;
+						{Error, _} ->
 							Error
 					end;
 				{Error, _} ->
@@ -525,26 +537,29 @@ cached_host(Version, TargetAuthority, Headers, Cache) ->
 
 %% Request targets (RFC 9112 3.2): origin-form, absolute-form, and
 %% asterisk-form for OPTIONS. CONNECT (authority-form) is answered with 501.
+%% The scheme of an absolute-form target must be http or https but is not
+%% returned: the request's scheme is the connection's (RFC 9112 3.3), so that
+%% a request over a clear connection never passes for one over TLS.
 parse_target(<<"CONNECT">>, _) ->
 	?ERROR(501, 'The CONNECT method is not implemented. (RFC9110 9.3.6)');
 parse_target(<<"OPTIONS">>, <<"*">>) ->
-	{ok, undefined, undefined, <<"*">>, <<>>};
+	{ok, undefined, <<"*">>, <<>>};
 parse_target(_, <<"/", _/bits>> = Target) ->
-	split_path(Target, undefined, undefined);
+	split_path(Target, undefined);
 parse_target(_, Target) ->
 	case Target of
 		<<S1, S2, S3, S4, "://", Rest/bits>> when (S1 bor 32) =:= $h, (S2 bor 32) =:= $t,
 				(S3 bor 32) =:= $t, (S4 bor 32) =:= $p ->
-			absolute_form(<<"http">>, Rest);
+			absolute_form(Rest);
 		<<S1, S2, S3, S4, S5, "://", Rest/bits>> when (S1 bor 32) =:= $h,
 				(S2 bor 32) =:= $t, (S3 bor 32) =:= $t, (S4 bor 32) =:= $p,
 				(S5 bor 32) =:= $s ->
-			absolute_form(<<"https">>, Rest);
+			absolute_form(Rest);
 		_ ->
 			?ERROR(400, 'The request target must be in origin, absolute or asterisk form. (RFC9112 3.2)')
 	end.
 
-absolute_form(Scheme, Rest) ->
+absolute_form(Rest) ->
 	{Authority, PathQs} = case binary:match(Rest, [<<"/">>, <<"?">>]) of
 		nomatch -> {Rest, <<"/">>};
 		{Pos, _} -> {binary:part(Rest, 0, Pos), binary:part(Rest, Pos, byte_size(Rest) - Pos)}
@@ -555,21 +570,21 @@ absolute_form(Scheme, Rest) ->
 				<<"?", _/bits>> -> <<"/", PathQs/binary>>;
 				_ -> PathQs
 			end,
-			split_path(PathQs2, Scheme, Authority);
+			split_path(PathQs2, Authority);
 		_ ->
 			?ERROR(400, 'The request target must not hold userinfo. (RFC9110 4.2.4)')
 	end.
 
-split_path(Target, Scheme, Authority) ->
+split_path(Target, Authority) ->
 	case valid_target(Target) of
 		false ->
 			?ERROR(400, 'The request target must be in origin, absolute or asterisk form. (RFC9112 3.2)');
 		true ->
 			case mustang_pattern:find(Target, qmark) of
 				nomatch ->
-					{ok, Scheme, Authority, Target, <<>>};
+					{ok, Authority, Target, <<>>};
 				{Pos, 1} ->
-					{ok, Scheme, Authority, binary:part(Target, 0, Pos),
+					{ok, Authority, binary:part(Target, 0, Pos),
 						binary:part(Target, Pos + 1, byte_size(Target) - Pos - 1)}
 			end
 	end.
@@ -656,7 +671,8 @@ host_port(Host, <<>>) ->
 	{ok, Host, undefined};
 host_port(Host, <<":", Port/bits>>) when Port =/= <<>>, byte_size(Port) =< 5 ->
 	case digits(Port, 0) of
-		N when is_integer(N), N =< 65535 -> {ok, Host, N};
+		%% Port 0 names no port a client can reach.
+		N when is_integer(N), N > 0, N =< 65535 -> {ok, Host, N};
 		_ -> ?ERROR(400, 'The Host must be a valid uri-host with an optional port. (RFC9112 3.2)')
 	end;
 host_port(_, _) ->
@@ -715,17 +731,22 @@ content_length(CL) ->
 			end
 	end.
 
-keepalive('HTTP/1.1', #{<<"connection">> := Conn}) ->
-	not has_token(lower(Conn), <<"close">>);
+%% Connection (RFC 9110 7.6.1): a list of connection options, which are
+%% tokens; anything else is refused. close ends an HTTP/1.1 connection after
+%% the response, keep-alive keeps an HTTP/1.0 one (RFC 9112 9.3).
+keepalive(Version, #{<<"connection">> := Value}) ->
+	case mustang_http_hd:parse_connection(Value) of
+		{ok, Options} when Version =:= 'HTTP/1.1' ->
+			{ok, not lists:member(<<"close">>, Options)};
+		{ok, Options} ->
+			{ok, lists:member(<<"keep-alive">>, Options)};
+		{error, _} ->
+			?ERROR(400, 'The Connection header must be a list of connection options (tokens). (RFC9110 7.6.1)')
+	end;
 keepalive('HTTP/1.1', _) ->
-	true;
-keepalive('HTTP/1.0', #{<<"connection">> := Conn}) ->
-	has_token(lower(Conn), <<"keep-alive">>);
+	{ok, true};
 keepalive('HTTP/1.0', _) ->
-	false.
-
-has_token(Value, Token) ->
-	lists:member(Token, [trim(T) || T <- binary:split(Value, <<",">>, [global])]).
+	{ok, false}.
 
 expect_continue('HTTP/1.1', Body, #{<<"expect">> := Expect}) when Body =/= none ->
 	lower(Expect) =:= <<"100-continue">>;
@@ -734,11 +755,16 @@ expect_continue(_, _, _) ->
 
 %% Chunked transfer coding (RFC 9112 7.1). decode_chunked/2 returns body bytes
 %% as soon as they are decoded: a chunk is never waited for in whole. The
-%% state only ever holds a partial chunk-size line or trailer section.
+%% state only ever holds a partial chunk-size line or trailer section, and
+%% the limits: the size of the trailer section, and the bytes of chunk
+%% extensions (everything after the size on a chunk-size line) left for the
+%% rest of the body. Extensions are bounded per line by the line's length,
+%% and in total so that a client cannot stream megabytes of them in tiny
+%% chunks.
 
--spec init_chunked(non_neg_integer()) -> chunked_state().
-init_chunked(MaxTrailers) ->
-	{size, <<>>, MaxTrailers}.
+-spec init_chunked(non_neg_integer(), non_neg_integer()) -> chunked_state().
+init_chunked(MaxTrailers, MaxExtensions) ->
+	{size, <<>>, {MaxTrailers, MaxExtensions}}.
 
 -spec decode_chunked(binary(), chunked_state())
 	-> {more, iodata(), chunked_state()}
@@ -749,39 +775,44 @@ decode_chunked(Data, State) ->
 
 decode_chunked(<<>>, State, Acc) ->
 	{more, lists:reverse(Acc), State};
-decode_chunked(Data, {data, Left, Max}, Acc) ->
+decode_chunked(Data, {data, Left, Lim}, Acc) ->
 	Size = byte_size(Data),
 	if
 		Size < Left ->
-			{more, lists:reverse([Data | Acc]), {data, Left - Size, Max}};
+			{more, lists:reverse([Data | Acc]), {data, Left - Size, Lim}};
 		true ->
 			<<Chunk:Left/binary, Rest/bits>> = Data,
-			decode_chunked(Rest, {data_crlf, Max}, [Chunk | Acc])
+			decode_chunked(Rest, {data_crlf, Lim}, [Chunk | Acc])
 	end;
-decode_chunked(<<"\r\n", Rest/bits>>, {data_crlf, Max}, Acc) ->
-	decode_chunked(Rest, {size, <<>>, Max}, Acc);
-decode_chunked(<<"\r">>, {data_crlf, Max}, Acc) ->
-	{more, lists:reverse(Acc), {data_lf, Max}};
-decode_chunked(<<"\n", Rest/bits>>, {data_lf, Max}, Acc) ->
-	decode_chunked(Rest, {size, <<>>, Max}, Acc);
+decode_chunked(<<"\r\n", Rest/bits>>, {data_crlf, Lim}, Acc) ->
+	decode_chunked(Rest, {size, <<>>, Lim}, Acc);
+decode_chunked(<<"\r">>, {data_crlf, Lim}, Acc) ->
+	{more, lists:reverse(Acc), {data_lf, Lim}};
+decode_chunked(<<"\n", Rest/bits>>, {data_lf, Lim}, Acc) ->
+	decode_chunked(Rest, {size, <<>>, Lim}, Acc);
 decode_chunked(_, {DataCrlf, _}, _) when DataCrlf =:= data_crlf; DataCrlf =:= data_lf ->
 	?ERROR(400, 'Chunk data must be followed by CRLF. (RFC9112 7.1)');
-decode_chunked(Data, {size, Partial, Max}, Acc) ->
+decode_chunked(Data, {size, Partial, Lim = {MaxTrailers, ExtLeft}}, Acc) ->
 	Line = case Partial of <<>> -> Data; _ -> <<Partial/binary, Data/binary>> end,
 	case mustang_pattern:find(Line, crlf) of
 		nomatch when byte_size(Line) > ?MAX_CHUNK_LINE + 1;
 				byte_size(Line) =:= ?MAX_CHUNK_LINE + 1, binary_part(Line, byte_size(Line), -1) =/= <<"\r">> ->
 			?ERROR(400, 'The chunk-size line is longer than 4096 bytes. (RFC9112 7.1.1)');
 		nomatch ->
-			{more, lists:reverse(Acc), {size, Line, Max}};
+			{more, lists:reverse(Acc), {size, Line, Lim}};
 		{Pos, 2} when Pos > ?MAX_CHUNK_LINE ->
 			?ERROR(400, 'The chunk-size line is longer than 4096 bytes. (RFC9112 7.1.1)');
 		{Pos, 2} ->
 			Rest = binary:part(Line, Pos + 2, byte_size(Line) - Pos - 2),
 			case chunk_size(binary:part(Line, 0, Pos), 0, 0) of
-				0 -> decode_chunked(Rest, {trailers, <<>>, 0, Max}, Acc);
-				Size when is_integer(Size) -> decode_chunked(Rest, {data, Size, Max}, Acc);
-				error -> ?ERROR(400, 'The chunk-size line must be hex digits and valid chunk extensions. (RFC9112 7.1)')
+				{_, Ext} when Ext > ExtLeft ->
+					?ERROR(400, 'The chunk extensions are longer in total than max_chunk_ext_length. (RFC9112 7.1.1)');
+				{0, _} ->
+					decode_chunked(Rest, {trailers, <<>>, 0, MaxTrailers}, Acc);
+				{Size, Ext} ->
+					decode_chunked(Rest, {data, Size, {MaxTrailers, ExtLeft - Ext}}, Acc);
+				error ->
+					?ERROR(400, 'The chunk-size line must be hex digits and valid chunk extensions. (RFC9112 7.1)')
 			end
 	end;
 decode_chunked(Data, {trailers, Partial, Seen, Max}, Acc) ->
@@ -821,16 +852,17 @@ valid_trailer(Line) ->
 	end.
 
 %% chunk-size [ chunk-ext ] (RFC 9112 7.1.1): hex digits, then extensions,
-%% which are validated and ignored.
+%% which are validated and ignored. Returns the size and the length of the
+%% extensions.
 chunk_size(_, _, Digits) when Digits > 15 -> error;
 chunk_size(<<>>, _, 0) -> error;
-chunk_size(<<>>, N, _) -> N;
+chunk_size(<<>>, N, _) -> {N, 0};
 chunk_size(<<C, Rest/bits>>, N, D) when C >= $0, C =< $9 -> chunk_size(Rest, N * 16 + C - $0, D + 1);
 chunk_size(<<C, Rest/bits>>, N, D) when C >= $a, C =< $f -> chunk_size(Rest, N * 16 + C - $a + 10, D + 1);
 chunk_size(<<C, Rest/bits>>, N, D) when C >= $A, C =< $F -> chunk_size(Rest, N * 16 + C - $A + 10, D + 1);
 chunk_size(Ext = <<C, _/bits>>, N, D) when D > 0, (C =:= $; orelse C =:= $\s orelse C =:= $\t) ->
 	case chunk_ext(Ext) of
-		ok -> N;
+		ok -> {N, byte_size(Ext)};
 		error -> error
 	end;
 chunk_size(_, _, _) -> error.

@@ -155,8 +155,12 @@ command({data, IsFin, Data}, Stream = #stream{resp = Resp})
 		{fin, close_delimited} -> Stream2#stream{resp = done, keepalive = false};
 		{nofin, close_delimited} -> Stream2
 	end;
-command({trailers, Trailers}, Stream = #stream{resp = chunked, head = false}) ->
+command({trailers, Trailers}, Stream = #stream{resp = chunked, head = false, te_trailers = true}) ->
 	send(Stream#stream{resp = done}, mustang_http1_resp:last_chunk(headers_list(Trailers)));
+command({trailers, _}, Stream = #stream{resp = chunked, head = false}) ->
+	%% The client did not say it accepts trailers (RFC 9110 6.5.1): the
+	%% body ends without them.
+	send(Stream#stream{resp = done}, mustang_http1_resp:last_chunk([]));
 command({trailers, _}, Stream = #stream{resp = Resp}) when Resp =/= none, Resp =/= done ->
 	%% No trailers without chunked coding (HEAD, content-length given): the
 	%% body ends here.
@@ -211,8 +215,12 @@ send_headers(Status, Headers, Stream = #stream{version = Version}) ->
 			{done, Headers, Stream};
 		{false, #{<<"content-length">> := Length}, _} ->
 			{{identity, content_length(Length)}, Headers, Stream};
-		{false, _, 'HTTP/1.1'} ->
+		{false, _, 'HTTP/1.1'} when Stream#stream.te_trailers ->
 			{chunked, Headers#{<<"transfer-encoding">> => <<"chunked">>}, Stream};
+		{false, _, 'HTTP/1.1'} ->
+			%% No trailers will be sent: none is announced (RFC 9110 6.6.2).
+			{chunked, maps:remove(<<"trailer">>, Headers#{<<"transfer-encoding">> => <<"chunked">>}),
+				Stream};
 		{false, _, 'HTTP/1.0'} ->
 			{close_delimited, Headers, Stream#stream{keepalive = false}}
 	end,

@@ -13,6 +13,9 @@
 	body :: done | {length, pos_integer()} | {chunked, mustang_http1_codec:chunked_state()},
 	%% The client waits for 100 Continue before it sends the body.
 	expect :: boolean(),
+	%% The client accepts trailers in a chunked response (TE: trailers,
+	%% RFC 9110 10.1.4).
+	te_trailers :: boolean(),
 	%% Bytes received past the request head and not decoded yet.
 	buffer :: binary(),
 	%% Response progress; identity counts the bytes content-length announced.

@@ -269,7 +269,7 @@ trailers(Fields) ->
 -spec response(mustang_req:status(), mustang_req:headers(), iodata())
 	-> [{binary(), iodata()}].
 response(Status, Headers, Date) ->
-	Fields = maps:fold(fun field/3, [], Headers),
+	Fields = fields(Headers),
 	DateField = case Headers of
 		#{<<"date">> := _} -> [];
 		_ -> [{<<"date">>, Date}]
@@ -278,22 +278,42 @@ response(Status, Headers, Date) ->
 
 -spec informational(mustang_req:status(), mustang_req:headers()) -> [{binary(), iodata()}].
 informational(Status, Headers) ->
-	[{<<":status">>, status(Status)} | maps:fold(fun field/3, [], Headers)].
+	[{<<":status">>, status(Status)} | fields(Headers)].
 
 -spec trailer_fields(mustang_req:headers()) -> [{binary(), iodata()}].
 trailer_fields(Trailers) ->
-	maps:fold(fun field/3, [], Trailers).
+	fields(Trailers).
 
-field(<<"connection">>, _, Acc) -> Acc;
-field(<<"keep-alive">>, _, Acc) -> Acc;
-field(<<"proxy-connection">>, _, Acc) -> Acc;
-field(<<"transfer-encoding">>, _, Acc) -> Acc;
-field(<<"upgrade">>, _, Acc) -> Acc;
-field(<<"set-cookie">>, Values, Acc) when is_list(Values), Values =/= [],
-		not is_integer(hd(Values)) ->
-	[{<<"set-cookie">>, V} || V <- Values] ++ Acc;
-field(Name, Value, Acc) ->
-	[{lowercase(Name), Value} | Acc].
+%% An HTTP/2 message has no connection-specific field (RFC 9113 8.2.2):
+%% connection, the fields it names, keep-alive, proxy-connection,
+%% transfer-encoding and upgrade are dropped, and te, which only a request
+%% may carry. Names are compared lowercased, as they are sent.
+fields(Headers) ->
+	case maps:fold(fun field/3, {[], []}, Headers) of
+		{Fields, []} -> Fields;
+		{Fields, Named} -> [Field || Field = {Name, _} <- Fields, not lists:member(Name, Named)]
+	end.
+
+field(Name0, Value, {Acc, Named}) ->
+	case lowercase(Name0) of
+		<<"connection">> -> {Acc, connection_options(Value) ++ Named};
+		<<"keep-alive">> -> {Acc, Named};
+		<<"proxy-connection">> -> {Acc, Named};
+		<<"transfer-encoding">> -> {Acc, Named};
+		<<"upgrade">> -> {Acc, Named};
+		<<"te">> -> {Acc, Named};
+		<<"set-cookie">> when is_list(Value), Value =/= [], not is_integer(hd(Value)) ->
+			{[{<<"set-cookie">>, V} || V <- Value] ++ Acc, Named};
+		Name -> {[{Name, Value} | Acc], Named}
+	end.
+
+%% The fields a connection header names; when it cannot be parsed, only the
+%% connection field itself is known to go.
+connection_options(Value) ->
+	case mustang_http_hd:parse_connection(iolist_to_binary(Value)) of
+		{ok, Options} -> Options;
+		{error, _} -> []
+	end.
 
 lowercase(Name) ->
 	case has_upper(Name) of

@@ -154,11 +154,12 @@ parse_accept_language(Bin) -> mustang_http_hd_accept:parse_accept_language(Bin).
 	-> {ok, credentials()} | {error, mustang_error:value_error()}.
 parse_authorization(Bin) -> mustang_http_hd_accept:parse_authorization(Bin).
 
-%% Connection (RFC 9110 7.6.1): the options are case-insensitive.
+%% Connection (RFC 9110 7.6.1): #connection-option, each a token; the list
+%% may be empty, the options are case-insensitive.
 
--spec parse_connection(binary()) -> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
+-spec parse_connection(binary()) -> {ok, [binary()]} | {error, mustang_error:value_error()}.
 parse_connection(Bin) ->
-	result(nonempty_list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_connection).
+	result(list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_connection).
 
 %% Content-Encoding (RFC 9110 8.4) and Content-Language (8.5).
 
@@ -241,6 +242,7 @@ parse_expect(Bin) ->
 
 %% Host (RFC 9110 7.2, RFC 3986 3.2.2): uri-host [ ":" port ]. The host may be
 %% empty (RFC 9112 3.2). It is lowercased; an IP literal keeps its brackets.
+%% The port, when there is one, is 1..65535.
 
 -spec parse_host(binary())
 	-> {ok, {binary(), inet:port_number() | undefined}} | {error, mustang_error:value_error()}.
@@ -321,7 +323,8 @@ port(<<$:>>, Host) ->
 	{ok, {Host, undefined}};
 port(<<$:, Rest/binary>>, Host) ->
 	case number(Rest) of
-		{ok, Port, <<>>} when Port =< 65535 -> {ok, {Host, Port}};
+		%% Port 0 names no port a client can reach.
+		{ok, Port, <<>>} when Port > 0, Port =< 65535 -> {ok, {Host, Port}};
 		_ -> error
 	end;
 port(_, _) ->
@@ -631,7 +634,7 @@ bad(Field) ->
 
 -spec reason(atom()) -> atom().
 reason(invalid_connection) ->
-	'The connection header must be a non-empty list of tokens. (RFC9110 7.6.1)';
+	'The connection header must be a list of tokens. (RFC9110 7.6.1)';
 reason(invalid_content_encoding) ->
 	'The content-encoding header must be a non-empty list of codings. (RFC9110 8.4)';
 reason(invalid_content_language) ->

@@ -30,7 +30,8 @@
 %%   max_request_line_length (8000), max_method_length (32),
 %%   max_header_name_length (64), max_header_value_length (4096): >= 1
 %%   max_headers (100), max_empty_lines (5): >= 0
-%%   max_skip_body_length (1000000), max_trailer_length (4096): >= 0
+%%   max_skip_body_length (1000000), max_trailer_length (4096),
+%%   max_chunk_ext_length (1048576): >= 0
 %%   linger_timeout (1000)           no infinity
 %% HTTP/2 (ranges from RFC 9113):
 %%   enable_connect_protocol (false)
@@ -129,6 +130,7 @@
 	max_empty_lines => non_neg_integer(),
 	max_skip_body_length => non_neg_integer(),
 	max_trailer_length => non_neg_integer(),
+	max_chunk_ext_length => non_neg_integer(),
 	linger_timeout => ms()).
 
 -define(HTTP2_OPTS,
@@ -259,6 +261,7 @@ protocol_option(max_headers, V) -> non_neg(V);
 protocol_option(max_empty_lines, V) -> non_neg(V);
 protocol_option(max_skip_body_length, V) -> non_neg(V);
 protocol_option(max_trailer_length, V) -> non_neg(V);
+protocol_option(max_chunk_ext_length, V) -> non_neg(V);
 protocol_option(linger_timeout, V) -> ms(V);
 protocol_option(min_recv_rate, off) -> true;
 protocol_option(min_recv_rate, {Bytes, Period}) -> pos(Bytes) andalso ms(Period) andalso Period > 0;

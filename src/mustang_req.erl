@@ -172,13 +172,18 @@ match_qs(Fields, Req) ->
 uri(Req) -> uri(Req, #{}).
 
 %% Builds the request URI; each part can be replaced or, with undefined,
-%% left out (RFC 3986 5.3).
+%% left out (RFC 3986 5.3). The URI of an asterisk-form request (OPTIONS *,
+%% whose path/1 is <<"*">>) has no path (RFC 9112 3.3).
 -spec uri(req(), map()) -> iodata().
 uri(#{scheme := Scheme0, host := Host0, port := Port0, path := Path0, qs := Qs0}, Opts) ->
 	Scheme = maps:get(scheme, Opts, Scheme0),
 	Host = maps:get(host, Opts, Host0),
 	Port = maps:get(port, Opts, Port0),
-	Path = maps:get(path, Opts, Path0),
+	Path = case Opts of
+		#{path := OptPath} -> OptPath;
+		_ when Path0 =:= <<"*">> -> undefined;
+		_ -> Path0
+	end,
 	Qs = maps:get(qs, Opts, Qs0),
 	Fragment = maps:get(fragment, Opts, undefined),
 	[
@@ -625,8 +630,10 @@ ok({error, Reason}) -> exit({shutdown, {socket_error, Reason}}).
 %% every key it will have (the router's included), so that later updates do
 %% not grow the map. Conn holds ref, pid, streamid, peer, sock, cert, mode
 %% and the connection's scheme; Request what the protocol parsed (method,
-%% version, scheme and port when the target or :scheme gave them, host, path,
-%% qs, headers, and for HTTP/2 extended CONNECT protocol).
+%% version, host, port when the target gave one, path, qs, headers, and for
+%% HTTP/2 scheme from :scheme and extended CONNECT protocol). An HTTP/1.1
+%% request has the connection's scheme, whatever an absolute-form target
+%% said (RFC 9112 3.3).
 -spec new(map(), map(), boolean(), non_neg_integer() | undefined) -> req().
 new(#{ref := Ref, pid := Pid, streamid := StreamID, peer := Peer, sock := Sock, cert := Cert,
 		scheme := ConnScheme, mode := Mode},

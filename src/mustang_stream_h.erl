@@ -12,7 +12,8 @@
 %%   line of the crashed request;
 %% - request body reads: the body is buffered here as the connection hands it
 %%   over (data/4) and given to read_body calls by `length' or `period',
-%%   whichever comes first; 100 Continue is sent at the first read.
+%%   whichever comes first; 100 Continue is sent at the first read, and at
+%%   most once per request, also when the handler sends it with inform/2.
 %%
 %% Messages from mustang_req come to info/3: response parts become the
 %% commands of the same name; {read_body, Pid, Ref, Length, Period} is
@@ -36,8 +37,10 @@
 	path :: binary(),
 	peer :: {inet:ip_address(), inet:port_number()} | undefined,
 	ref :: any(),
-	%% 100 Continue to send at the first body read.
-	expect = false :: boolean(),
+	%% 100 Continue: to send at the first body read (the client sent
+	%% Expect: 100-continue), sent already (by a read or by the handler), or
+	%% none of that.
+	continue = none :: none | pending | sent,
 	%% Received body not read yet, newest first, and whether it ended.
 	body = [] :: [binary()],
 	body_size = 0 :: non_neg_integer(),
@@ -60,7 +63,7 @@ init(_StreamID, Req = #{pid := Conn, mode := Mode, method := Method, path := Pat
 		_ -> {maps:get(env, Opts, #{}), maps:get(middlewares, Opts, [mustang_router, mustang_handler])}
 	end,
 	State = #state{conn = Conn, mode = Mode, method = Method, path = Path, peer = Peer, ref = Ref,
-		expect = expects_continue(Headers)},
+		continue = case expects_continue(Headers) of true -> pending; false -> none end},
 	case Mode of
 		inline ->
 			{[{run, mustang_middleware, run, [Req, Env, Middlewares]}], State};
@@ -125,6 +128,12 @@ info(_, Command = {trailers, _}, State) ->
 	{[Command], State#state{resp = done}};
 info(_, Command = {switch_protocol, _, _, _}, State) ->
 	{[Command], State#state{resp = done}};
+info(_, Command = {inform, Status, _}, State = #state{continue = Continue})
+		when Status =:= 100; is_binary(Status), binary_part(Status, 0, 3) =:= <<"100">> ->
+	case Continue of
+		sent -> {[], State};
+		_ -> {[Command], State#state{continue = sent}}
+	end;
 info(_, Command, State) when element(1, Command) =:= data; element(1, Command) =:= inform;
 		element(1, Command) =:= push; element(1, Command) =:= flow;
 		element(1, Command) =:= ack; element(1, Command) =:= set_options ->
@@ -167,8 +176,8 @@ read_body(StreamID, Pid, Ref, Length, Period, State0 = #state{conn = Conn, body_
 	end,
 	{Continue ++ [{flow, Length - Size}], State#state{read = {Pid, Ref, Length, Timer}}}.
 
-continue(State = #state{expect = true}) ->
-	{[{inform, 100, #{}}], State#state{expect = false}};
+continue(State = #state{continue = pending}) ->
+	{[{inform, 100, #{}}], State#state{continue = sent}};
 continue(State) ->
 	{[], State}.
 

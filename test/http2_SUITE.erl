@@ -64,6 +64,8 @@ groups() ->
 			server_push_disabled,
 			server_push_no_streams,
 			server_push_after_reply,
+			connection_specific_response_fields,
+			authority_port_zero,
 			handler_crash,
 			header_list_size,
 			settings_timeout,
@@ -134,6 +136,8 @@ routes(Observer) ->
 			{"/echo/qs", #{}, #{qs => <<"a=1&b=2">>}}
 		]},
 		{"/push/after_reply", h2_push_h, after_reply},
+		{"/hop_headers/push", hop_headers_h, push},
+		{"/hop_headers/pushed", hop_headers_h, pushed},
 		{"/stream/trailers", stream_h, trailers},
 		{"/slow/:ms", h2_slow_h, Notify},
 		{"/crash/before", crash_h, before_reply},
@@ -542,6 +546,52 @@ server_push_after_reply(Config) ->
 	doc("push/3 after the response started fails in the handler with function_clause, "
 		"as cowboy_req:push/3 does; nothing is promised."),
 	no_promise(push_client(Config, "/push/after_reply", 1, []), <<"function_clause">>).
+
+connection_specific_response_fields(Config) ->
+	doc("Connection-specific fields a handler sets (connection and the fields it names, "
+		"keep-alive, proxy-connection, transfer-encoding, upgrade, te; in any case) are "
+		"left out of responses, informational responses, trailers and pushed responses; "
+		"python-h2, which refuses them, reads every part, and other fields are kept. "
+		"(RFC 9113 8.2.2)"),
+	R = push_client(Config, "/hop_headers/push", 1, []),
+	eq("all streams complete", true, get_in([complete], R), R),
+	eq("promised streams", [2], [Id || #{<<"promised">> := Id} <- get_in([promises], R)], R),
+	Forbidden = [<<"connection">>, <<"x-hop">>, <<"x-other">>, <<"keep-alive">>,
+		<<"proxy-connection">>, <<"transfer-encoding">>, <<"upgrade">>, <<"te">>],
+	%% Stream 1 has a 103 before its response; the pushed stream 2 has none.
+	lists:foreach(fun({Id, InformCount}) ->
+		Resp = get_in([responses, Id], R),
+		eq(["stream ", Id, ": status and body"], {200, <<"body">>},
+			{get_in([status], Resp), get_in([body], Resp)}, R),
+		Informs = get_in([informs], Resp),
+		eq(["stream ", Id, ": informational responses"], lists:duplicate(InformCount, <<"103">>),
+			[get_in([<<":status">>], I) || I <- Informs], R),
+		Trailers = get_in([trailers], Resp),
+		eq(["stream ", Id, ": trailer"], <<"abc">>, get_in([<<"x-checksum">>], Trailers), R),
+		lists:foreach(fun({Part, Fields}) ->
+			eq(["stream ", Id, ": x-end-to-end in the ", Part], <<"kept">>,
+				get_in([<<"x-end-to-end">>], Fields), R),
+			eq(["stream ", Id, ": connection-specific fields in the ", Part], [],
+				[N || N <- maps:keys(Fields), lists:member(N, Forbidden)], R)
+		end, [{"response", get_in([headers], Resp)}, {"trailers", Trailers}
+			| [{"informational response", I} || I <- Informs]])
+	end, [{<<"1">>, 1}, {<<"2">>, 0}]),
+	eq("no stream reset", #{}, get_in([resets], R), R).
+
+authority_port_zero(Config) ->
+	doc("A request whose :authority has port 0 is malformed: RST_STREAM PROTOCOL_ERROR, "
+		"and the connection goes on. (RFC 9113 8.1.1, 8.3.1; RFC 9110 4.2.1)"),
+	{ok, Pid} = mustang_h2_client:connect(tcp, "127.0.0.1", ?config(port, Config), #{}),
+	try
+		{ok, Zero} = mustang_h2_client:request(Pid, "GET", "/", [{"host", "localhost:0"}], none),
+		eq(":authority localhost:0", {error, {stream_error, protocol_error}},
+			mustang_h2_client:await(Pid, Zero, 5000), Zero),
+		{ok, One} = mustang_h2_client:request(Pid, "GET", "/", [{"host", "localhost:1"}], none),
+		{ok, #{status := Status}} = mustang_h2_client:await(Pid, One, 5000),
+		eq(":authority localhost:1, same connection", 200, Status, One)
+	after
+		mustang_h2_client:close(Pid)
+	end.
 
 %% No PUSH_PROMISE was received, and stream 1 got 200 with Body.
 no_promise(R, Body) ->

@@ -20,6 +20,7 @@
 -define(MAX_HEADERS, 5).
 -define(MAX_EMPTY_LINES, 3).
 -define(MAX_TRAILER, 100).
+-define(MAX_CHUNK_EXT, 100).
 -define(MAX_SKIP_BODY, 1000).
 
 suite() ->
@@ -50,6 +51,8 @@ tests() ->
 		max_empty_lines_past_limit,
 		max_trailer_length_at_limit,
 		max_trailer_length_past_limit,
+		max_chunk_ext_length_at_limit,
+		max_chunk_ext_length_past_limit,
 		max_skip_body_length_at_limit,
 		max_skip_body_length_past_limit,
 		max_skip_body_length_chunked_at_limit,
@@ -78,6 +81,7 @@ small_limits() ->
 		max_headers => ?MAX_HEADERS,
 		max_empty_lines => ?MAX_EMPTY_LINES,
 		max_trailer_length => ?MAX_TRAILER,
+		max_chunk_ext_length => ?MAX_CHUNK_EXT,
 		max_skip_body_length => ?MAX_SKIP_BODY
 	}.
 
@@ -272,10 +276,15 @@ chunked_with_trailer(TrailerLength) ->
 max_trailer_length_at_limit(Config) ->
 	doc("A trailer section of exactly max_trailer_length bytes is skipped and the body "
 		"read. (RFC 9112 7.1.2)"),
-	S = connect(port(Config)),
-	ok = send(S, [chunked_with_trailer(?MAX_TRAILER), get_req("/")]),
-	Resp = recv_response(S),
-	?assertMatch(#{status := 200, body := <<"<<\"hello\">>">>}, Resp),
+	assert_body_read(port(Config), chunked_with_trailer(?MAX_TRAILER), <<"hello">>).
+
+%% A request to /echo/read_body, whose body the handler reads and echoes as
+%% Body, then a pipelined GET / on the same connection.
+assert_body_read(Port, Request, Body) ->
+	S = connect(Port),
+	ok = send(S, [Request, get_req("/")]),
+	Echoed = iolist_to_binary(io_lib:format("~0p", [Body])),
+	?assertMatch(#{status := 200, body := Echoed}, recv_response(S)),
 	?assertMatch(#{status := 200, body := <<"Hello world!">>}, recv_response(S)),
 	close(S).
 
@@ -283,6 +292,31 @@ max_trailer_length_past_limit(Config) ->
 	doc("A trailer section one byte longer than max_trailer_length gets 431. "
 		"(RFC 9112 7.1.2, RFC 6585 5)"),
 	assert_rejected(port(Config), chunked_with_trailer(?MAX_TRAILER + 1), 431).
+
+%% max_chunk_ext_length.
+
+%% A chunked body of 1-byte chunks whose extensions add up to ExtLength
+%% bytes: ";e" (2 bytes) on each of ext_chunks(ExtLength) chunks "x", the
+%% rest (";e=" and at least one byte) on a last data chunk "y".
+ext_chunks(ExtLength) ->
+	(ExtLength - 4) div 2.
+
+chunked_with_extensions(ExtLength) ->
+	Chunks = ext_chunks(ExtLength),
+	Last = [<<";e=">>, pad(ExtLength - 2 * Chunks - 3)],
+	[<<"POST /echo/read_body HTTP/1.1\r\nhost: localhost\r\ntransfer-encoding: chunked\r\n\r\n">>,
+		binary:copy(<<"1;e\r\nx\r\n">>, Chunks), <<"1">>, Last, <<"\r\ny\r\n0\r\n\r\n">>].
+
+max_chunk_ext_length_at_limit(Config) ->
+	doc("Chunk extensions adding up to exactly max_chunk_ext_length over the body are "
+		"ignored and the body read. (RFC 9112 7.1.1)"),
+	assert_body_read(port(Config), chunked_with_extensions(?MAX_CHUNK_EXT),
+		<<(binary:copy(<<"x">>, ext_chunks(?MAX_CHUNK_EXT)))/binary, "y">>).
+
+max_chunk_ext_length_past_limit(Config) ->
+	doc("Chunk extensions adding up to one byte more than max_chunk_ext_length get 400. "
+		"(RFC 9112 7.1.1)"),
+	assert_rejected(port(Config), chunked_with_extensions(?MAX_CHUNK_EXT + 1), 400).
 
 %% max_skip_body_length.
 

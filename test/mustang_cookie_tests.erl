@@ -32,6 +32,8 @@ parse_cookie_test_() ->
 		{<<"a=\"b">>, [{<<"a">>, <<"\"b">>}]},
 		{<<"a=b\"">>, [{<<"a">>, <<"b\"">>}]},
 		{<<"a=hello world">>, [{<<"a">>, <<"hello world">>}]},
+		%% Whitespace around a value, TAB included, is not part of it.
+		{<<"a=\tb\t; c=d \t ">>, [{<<"a">>, <<"b">>}, {<<"c">>, <<"d">>}]},
 		{<<"a=x,y">>, [{<<"a">>, <<"x,y">>}]},
 		{<<"a=caf", 195, 169>>, [{<<"a">>, <<"caf", 195, 169>>}]},
 		{<<"!#$%&'*+-.^_`|~=v">>, [{<<"!#$%&'*+-.^_`|~">>, <<"v">>}]},
@@ -57,6 +59,12 @@ parse_cookie_error_test_() ->
 		<<"a=b", 0>>,
 		<<"a=", 127>>,
 		<<"a=\n">>,
+		%% HTAB is a control character, not a cookie-octet (RFC 6265 4.1.1).
+		<<"a=b\tc">>,
+		<<"a=b \t c">>,
+		<<"a=b\t c=d">>,
+		<<"a=\"b\tc\"">>,
+		<<"a=1; b=x\ty">>,
 		<<"a", 0, "=b">>,
 		<<"caf", 195, 169, "=b">>
 	],

@@ -102,6 +102,7 @@ http1_cases() ->
 		H(method_too_long, 501, req(<<(binary:copy(<<"A">>, 40))/binary, " / HTTP/1.1\r\nHost: a\r\n\r\n">>)),
 		H(empty_method, 400, req(<<" / HTTP/1.1\r\nHost: a\r\n\r\n">>)),
 		H(invalid_method, 400, req(<<"G(T / HTTP/1.1\r\nHost: a\r\n\r\n">>)),
+		H(invalid_method_partial, 400, req(<<22, 3, 1>>)),
 		H(invalid_request_line, 400, req(<<"GET  / HTTP/1.1\r\nHost: a\r\n\r\n">>)),
 		H(no_sp, 400, req(<<"GET\r\nHost: a\r\n\r\n">>)),
 		H(version_not_supported, 505, req(<<"GET / HTTP/2.0\r\nHost: a\r\n\r\n">>)),
@@ -129,11 +130,14 @@ http1_cases() ->
 		H(te_http10, 400, req(<<"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n">>)),
 		H(te_not_implemented, 501, req(get11(<<"Transfer-Encoding: gzip, chunked\r\n">>))),
 		H(te_chunked_not_last, 400, req(get11(<<"Transfer-Encoding: chunked, gzip\r\n">>))),
-		H(invalid_cl, 400, req(get11(<<"Content-Length: x\r\n">>)))
+		H(invalid_cl, 400, req(get11(<<"Content-Length: x\r\n">>))),
+		H(invalid_connection, 400, req(get11(<<"Connection: a/b\r\n">>)))
 	].
 
 chunked(Bin) -> chunked(Bin, 4096).
-chunked(Bin, Max) -> fun() -> mustang_http1_codec:decode_chunked(Bin, mustang_http1_codec:init_chunked(Max)) end.
+chunked(Bin, Max) -> chunked(Bin, Max, 16384).
+chunked(Bin, Max, MaxExt) ->
+	fun() -> mustang_http1_codec:decode_chunked(Bin, mustang_http1_codec:init_chunked(Max, MaxExt)) end.
 
 chunked_cases() ->
 	H = fun(Name, Code, F) -> {Name, http_error, Code, F} end,
@@ -142,6 +146,7 @@ chunked_cases() ->
 		H(chunk_line_too_long, 400, chunked(<<"5;", (binary:copy(<<"e">>, 4095))/binary>>)),
 		H(chunk_line_too_long_complete, 400, chunked(<<"5;", (binary:copy(<<"e">>, 4095))/binary, "\r\n">>)),
 		H(invalid_chunk_size, 400, chunked(<<"x\r\n">>)),
+		H(chunk_extensions_too_long, 400, chunked(<<"1;a\r\nx\r\n1;b\r\n">>, 4096, 3)),
 		H(trailers_too_large, 431, chunked(<<"0\r\nXxxxxx: a\r\n\r\n">>, 4)),
 		H(trailers_too_large_partial, 431, chunked(<<"0\r\nXxxxxx: a">>, 4)),
 		H(invalid_trailer, 400, chunked(<<"0\r\nbad\r\n\r\n">>))
@@ -220,7 +225,7 @@ header_cases() ->
 		{<<"accept-language">>, <<"en_US">>},
 		{<<"authorization">>, <<"Basic !!!">>},
 		{<<"authorization">>, <<"Negotiate abc">>},
-		{<<"connection">>, <<>>},
+		{<<"connection">>, <<"a b">>},
 		{<<"content-encoding">>, <<>>},
 		{<<"content-language">>, <<>>},
 		{<<"content-length">>, <<"x">>},

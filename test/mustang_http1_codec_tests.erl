@@ -13,6 +13,8 @@
 -include_lib("eunit/include/eunit.hrl").
 
 -define(C, mustang_http1_codec).
+-define(BAD_HOST, {error, {http_error, 400, 'The Host must be a valid uri-host with an optional port. (RFC9112 3.2)'}}).
+-define(BAD_CONNECTION, {error, {http_error, 400, 'The Connection header must be a list of connection options (tokens). (RFC9110 7.6.1)'}}).
 %% The response encoder, checked here against the decoder.
 -define(R, mustang_http1_resp).
 
@@ -33,7 +35,6 @@ r(Overrides) ->
 		qs => <<>>,
 		host => <<"a">>,
 		port => undefined,
-		scheme => undefined,
 		headers => #{<<"host">> => <<"a">>},
 		body => none,
 		keepalive => true,
@@ -115,21 +116,22 @@ valid_requests() -> [
 		r(#{path => <<"/a%20b//c">>}), <<>>},
 	{"absolute-form: the target's authority wins over Host (RFC 9112 3.2.2)",
 		<<"GET http://Example.COM:8080/x?y=1 HTTP/1.1\r\nHost: other\r\n\r\n">>,
-		r(#{scheme => <<"http">>, host => <<"example.com">>, port => 8080, path => <<"/x">>,
+		r(#{host => <<"example.com">>, port => 8080, path => <<"/x">>,
 			qs => <<"y=1">>, headers => #{<<"host">> => <<"other">>}}), <<>>},
 	{"absolute-form https with no path gets path / (RFC 9112 3.2.2)",
 		<<"GET https://example.com HTTP/1.1\r\nHost: example.com\r\n\r\n">>,
-		r(#{scheme => <<"https">>, host => <<"example.com">>,
+		r(#{host => <<"example.com">>,
 			headers => #{<<"host">> => <<"example.com">>}}), <<>>},
 	{"absolute-form with a query and no path",
 		<<"GET http://a?x HTTP/1.1\r\nHost: a\r\n\r\n">>,
-		r(#{scheme => <<"http">>, qs => <<"x">>}), <<>>},
-	{"absolute-form: the scheme is case-insensitive (RFC 3986 3.1)",
+		r(#{qs => <<"x">>}), <<>>},
+	{"absolute-form: the scheme is case-insensitive (RFC 3986 3.1); it is not returned, "
+		"the request has the connection's (RFC 9112 3.3)",
 		<<"GET HTTP://a/p HTTP/1.1\r\nHost: a\r\n\r\n">>,
-		r(#{scheme => <<"http">>, path => <<"/p">>}), <<>>},
+		r(#{path => <<"/p">>}), <<>>},
 	{"absolute-form with an IPv6 literal and port",
 		<<"GET http://[::1]:81/ HTTP/1.1\r\nHost: [::1]:81\r\n\r\n">>,
-		r(#{scheme => <<"http">>, host => <<"[::1]">>, port => 81,
+		r(#{host => <<"[::1]">>, port => 81,
 			headers => #{<<"host">> => <<"[::1]:81">>}}), <<>>},
 	{"asterisk-form for OPTIONS (RFC 9112 3.2.4)",
 		<<"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n">>,
@@ -160,6 +162,15 @@ valid_requests() -> [
 	{"Connection: closed is not the close option",
 		get11(<<"Connection: closed\r\n">>),
 		r(#{headers => hs(#{<<"connection">> => <<"closed">>})}), <<>>},
+	{"empty elements of the Connection list are ignored (RFC 9110 5.6.1.2)",
+		get11(<<"Connection: , close ,\r\n">>),
+		r(#{keepalive => false, headers => hs(#{<<"connection">> => <<", close ,">>})}), <<>>},
+	{"an empty Connection list (RFC 9110 7.6.1: #connection-option)",
+		get11(<<"Connection:\r\n">>),
+		r(#{headers => hs(#{<<"connection">> => <<>>})}), <<>>},
+	{"port 1 is the smallest port",
+		<<"GET / HTTP/1.1\r\nHost: a:1\r\n\r\n">>,
+		r(#{port => 1, headers => #{<<"host">> => <<"a:1">>}}), <<>>},
 	{"repeated fields are joined with \", \" in order (RFC 9110 5.3)",
 		get11(<<"Accept: a\r\nAccept: b\r\naccept: c\r\n">>),
 		r(#{headers => hs(#{<<"accept">> => <<"a, b, c">>})}), <<>>},
@@ -477,9 +488,29 @@ invalid_requests() -> [
 		<<" / HTTP/1.1\r\nHost: a\r\n\r\n">>, {error, {http_error, 400, 'The request line must start with a method. (RFC9112 3)'}}},
 	{"a method that is not a token",
 		<<"G(T / HTTP/1.1\r\nHost: a\r\n\r\n">>, {error, {http_error, 400, 'The method must be a token. (RFC9112 3.1)'}}},
+	{"a method that is not a token, longer than max_method_length: 400, not 501",
+		<<(binary:copy(<<"(">>, 40))/binary, " / HTTP/1.1\r\nHost: a\r\n\r\n">>,
+		{error, {http_error, 400, 'The method must be a token. (RFC9112 3.1)'}}},
+	{"a TLS ClientHello: a malformed request, not a method too long (RFC 9112 3)",
+		<<22, 3, 1, 0, 200, 1, 0, 0, 196, 3, 3, (list_to_binary(lists:seq(100, 131)))/binary,
+			0, 0, 32, 16#c0, 16#2f, 16#c0, 16#30, 0, 16#9e>>,
+		{error, {http_error, 400, 'The method must be a token. (RFC9112 3.1)'}}},
+	%% Host (RFC 9112 3.2, RFC 9110 4.2.1): port 0 is no port.
+	{"Host with port 0",
+		<<"GET / HTTP/1.1\r\nHost: a:0\r\n\r\n">>, ?BAD_HOST},
+	{"Host with port 00000",
+		<<"GET / HTTP/1.1\r\nHost: [::1]:00000\r\n\r\n">>, ?BAD_HOST},
+	{"an absolute-form authority with port 0",
+		<<"GET http://a:0/ HTTP/1.1\r\nHost: a\r\n\r\n">>, ?BAD_HOST},
+	{"an invalid Connection on HTTP/1.0",
+		<<"GET / HTTP/1.0\r\nConnection: keep-alive, @\r\n\r\n">>, ?BAD_CONNECTION},
 	{"HTAB as the request line separator",
 		<<"GET\t/\tHTTP/1.1\r\nHost: a\r\n\r\n">>, {error, {http_error, 400, 'The request line must be method SP request-target SP HTTP-version. (RFC9112 3)'}}}
-].
+] ++ [
+	%% Connection (RFC 9110 7.6.1): #connection-option, connection-option = token.
+	{"Connection: " ++ binary_to_list(Value), get11([<<"Connection: ">>, Value, <<"\r\n">>]),
+		?BAD_CONNECTION}
+	|| Value <- [<<"\"close\"">>, <<"keep-alive;x">>, <<"keep-alive close">>, <<"close/1">>]].
 
 parse_request_invalid_test_() ->
 	[{Title, ?_test(check_error(Expected, parse(Bin)))}
@@ -672,6 +703,20 @@ check_partial_test_() ->
 		{"a partial method one past the limit",
 			?_assertEqual({error, {http_error, 501, 'The method is longer than max_method_length. (RFC9112 3)'}},
 				?C:check_partial(binary:copy(<<"M">>, MaxMethod + 1), lim()))},
+		{"a first byte that cannot start a method (a TLS record) is refused at once",
+			?_assertEqual({error, {http_error, 400, 'The method must be a token. (RFC9112 3.1)'}},
+				?C:check_partial(<<22>>, lim()))},
+		{"a partial method with a byte that is not a token character",
+			?_assertEqual({error, {http_error, 400, 'The method must be a token. (RFC9112 3.1)'}},
+				?C:check_partial(<<"GE\r">>, lim()))},
+		{"a non-token method longer than the limit: 400, not 501",
+			?_assertEqual({error, {http_error, 400, 'The method must be a token. (RFC9112 3.1)'}},
+				?C:check_partial(binary:copy(<<0>>, MaxMethod + 1), lim()))},
+		{"a token method followed by SP and any target so far",
+			?_assertEqual(ok, ?C:check_partial(<<"GET /\x01">>, lim()))},
+		{"parse_request refuses a TLS ClientHello as it starts",
+			?_assertEqual({error, {http_error, 400, 'The method must be a token. (RFC9112 3.1)'}},
+				?C:parse_request(<<22, 3, 1, 0, 200, 1>>, 0, lim()))},
 		{"a method at the limit followed by SP",
 			?_assertEqual(ok, ?C:check_partial(<<(binary:copy(<<"M">>, MaxMethod))/binary, " /">>,
 				lim()))},
@@ -711,8 +756,15 @@ check_partial_test_() ->
 
 %% Chunked transfer coding (RFC 9112 7.1).
 
+%% The decoder with max_trailer_length Max and, unless given, no practical
+%% limit on chunk extensions (decode_chunked_extension_limit_test_ has it).
+-define(NO_EXT_LIMIT, 1 bsl 30).
+
 decode_all(Bin, Max) ->
-	case ?C:decode_chunked(Bin, ?C:init_chunked(Max)) of
+	decode_all(Bin, Max, ?NO_EXT_LIMIT).
+
+decode_all(Bin, Max, MaxExt) ->
+	case ?C:decode_chunked(Bin, ?C:init_chunked(Max, MaxExt)) of
 		{done, Out, Rest} -> {done, iolist_to_binary(Out), Rest};
 		{more, Out, State} -> {more, iolist_to_binary(Out), State};
 		Error -> Error
@@ -721,13 +773,16 @@ decode_all(Bin, Max) ->
 %% Feeds pieces to the decoder. Returns {done, Body, Rest ++ unfed pieces},
 %% {more, Body} or the error.
 decode_pieces(Pieces, Max) ->
-	decode_pieces(Pieces, ?C:init_chunked(Max), []).
+	decode_pieces(Pieces, Max, ?NO_EXT_LIMIT).
 
-decode_pieces([], _, Acc) ->
+decode_pieces(Pieces, Max, MaxExt) ->
+	feed_chunked(Pieces, ?C:init_chunked(Max, MaxExt), []).
+
+feed_chunked([], _, Acc) ->
 	{more, iolist_to_binary(lists:reverse(Acc))};
-decode_pieces([P | Ps], State, Acc) ->
+feed_chunked([P | Ps], State, Acc) ->
 	case ?C:decode_chunked(P, State) of
-		{more, Out, State2} -> decode_pieces(Ps, State2, [Out | Acc]);
+		{more, Out, State2} -> feed_chunked(Ps, State2, [Out | Acc]);
 		{done, Out, Rest} ->
 			{done, iolist_to_binary(lists:reverse([Out | Acc])), iolist_to_binary([Rest | Ps])};
 		Error -> Error
@@ -862,10 +917,10 @@ decode_chunked_incremental_test_() ->
 	[
 		{"data is returned as soon as it arrives, before the chunk ends",
 			?_assertMatch({more, [<<"hel">>], _},
-				?C:decode_chunked(<<"5\r\nhel">>, ?C:init_chunked(0)))},
+				?C:decode_chunked(<<"5\r\nhel">>, ?C:init_chunked(0, 0)))},
 		{"a CR after the data waits for its LF",
 			?_assertMatch({more, [<<"hello">>], _},
-				?C:decode_chunked(<<"5\r\nhello\r">>, ?C:init_chunked(0)))},
+				?C:decode_chunked(<<"5\r\nhello\r">>, ?C:init_chunked(0, 0)))},
 		%% Known codec bug: the data_crlf state does not remember that the CR
 		%% was seen. decode_chunked(<<"\r">>, {data_crlf, _}) returns {more, _,
 		%% {data_crlf, _}}, dropping the CR, so the LF in the next piece is
@@ -877,9 +932,37 @@ decode_chunked_incremental_test_() ->
 		{"the CRLF after chunk data split between CR and LF, CR alone",
 			?_assertEqual({done, <<"hello">>, <<>>},
 				decode_pieces([<<"5\r\nhello">>, <<"\r">>, <<"\n0\r\n\r\n">>], 0))},
-		{"the initial state", ?_assertEqual({size, <<>>, 17}, ?C:init_chunked(17))},
+		{"the initial state", ?_assertEqual({size, <<>>, {17, 18}}, ?C:init_chunked(17, 18))},
 		{"empty input changes nothing",
-			?_assertEqual({more, [], {size, <<>>, 0}}, ?C:decode_chunked(<<>>, ?C:init_chunked(0)))}
+			?_assertEqual({more, [], {size, <<>>, {0, 0}}}, ?C:decode_chunked(<<>>, ?C:init_chunked(0, 0)))}
+	].
+
+%% Chunk extensions (everything after the size on a chunk-size line) count
+%% against a limit over the whole body (max_chunk_ext_length), at and one
+%% past it, in one piece and byte by byte.
+decode_chunked_extension_limit_test_() ->
+	%% 2 + 5 + 2 + 3 = 12 bytes of extensions over four chunk-size lines;
+	%% whitespace before ";" counts, the size digits do not.
+	Bin = <<"1;a\r\nx\r\n1 ;b=c\r\ny\r\n001;d\r\nz\r\n0\t;e\r\n\r\nrest">>,
+	TooLong = {error, {http_error, 400, 'The chunk extensions are longer in total than max_chunk_ext_length. (RFC9112 7.1.1)'}},
+	Many = iolist_to_binary([binary:copy(<<"1;e\r\nx\r\n">>, 1000), <<"0\r\n\r\n">>]),
+	[
+		{"extensions at the limit",
+			?_assertEqual({done, <<"xyz">>, <<"rest">>}, decode_all(Bin, 0, 12))},
+		{"extensions one past the limit",
+			?_assertEqual(TooLong, decode_all(Bin, 0, 11))},
+		{"extensions at the limit, one byte at a time",
+			?_assertEqual({done, <<"xyz">>, <<"rest">>}, decode_pieces(bytes(Bin), 0, 12))},
+		{"extensions one past the limit, one byte at a time",
+			?_assertEqual(TooLong, decode_pieces(bytes(Bin), 0, 11))},
+		{"no extension allowed and none sent",
+			?_assertEqual({done, <<"hello">>, <<>>}, decode_all(<<"5\r\nhello\r\n0\r\n\r\n">>, 0, 0))},
+		{"no extension allowed and one on the last chunk",
+			?_assertEqual(TooLong, decode_all(<<"5\r\nhello\r\n0;a\r\n\r\n">>, 0, 0))},
+		{"1000 one-byte chunks with 2 bytes of extensions each: 2000 bytes",
+			?_assertEqual({done, binary:copy(<<"x">>, 1000), <<>>}, decode_all(Many, 0, 2000))},
+		{"the same one byte under",
+			?_assertEqual(TooLong, decode_all(Many, 0, 1999))}
 	].
 
 chunk_test_() ->
@@ -968,7 +1051,7 @@ g_name() ->
 		{1, g_token(64, 64)},
 		{4, elements([<<"Cookie">>, <<"cookie">>, <<"Accept">>, <<"X-Dup">>, <<"x-DUP">>])}
 	]), not lists:member(string:lowercase(N),
-		[<<"host">>, <<"content-length">>, <<"transfer-encoding">>])).
+		[<<"host">>, <<"content-length">>, <<"transfer-encoding">>, <<"connection">>])).
 
 g_field() ->
 	?SUCHTHAT({_, O1, V, O2}, {g_name(), g_ows(), g_value(), g_ows()},
@@ -984,7 +1067,7 @@ g_hostname() ->
 %% {HostFieldValue, ExpectedHost, ExpectedPort}.
 g_host() ->
 	?LET({Name, Port}, {oneof([g_hostname(), elements([<<"[::1]">>, <<"[FE80::A:1]">>])]),
-			oneof([undefined, choose(0, 65535)])},
+			oneof([undefined, choose(1, 65535)])},
 		{case Port of
 			undefined -> Name;
 			_ -> <<Name/binary, ":", (integer_to_binary(Port))/binary>>
@@ -1013,7 +1096,7 @@ g_request() ->
 			end, #{}, All),
 			Expected = #{method => Method, version => Version, path => Path,
 				qs => case Qs of none -> <<>>; _ -> Qs end,
-				host => Host, port => Port, scheme => undefined,
+				host => Host, port => Port,
 				headers => Headers, body => none},
 			{<<Head/binary, Rest/binary>>, byte_size(Head), Expected, Rest}
 		end).
@@ -1133,7 +1216,7 @@ prop_parse_one_past_tight_limits() ->
 		end).
 
 valid_result({ok, Req, Rest}) when is_map(Req), is_binary(Rest) ->
-	maps:size(Req) =:= 11;
+	maps:size(Req) =:= 10;
 valid_result({more, N}) when is_integer(N), N >= 0 ->
 	true;
 valid_result({error, Error = {http_error, S, R}}) when is_atom(R) ->
@@ -1422,7 +1505,7 @@ curl_tests() ->
 		{"curl through a proxy sends the absolute-form", ?_test(begin
 			{_, Bin} = capture(curl("-x http://127.0.0.1:~b 'http://Example.com:8080/abs?x=1'")),
 			?assertMatch(<<"GET http://", _/bits>>, Bin),
-			?assertMatch({ok, #{scheme := <<"http">>, host := <<"example.com">>, port := 8080,
+			?assertMatch({ok, #{host := <<"example.com">>, port := 8080,
 				path := <<"/abs">>, qs := <<"x=1">>,
 				headers := #{<<"proxy-connection">> := <<"Keep-Alive">>}}, <<>>}, parse(Bin))
 		end)},

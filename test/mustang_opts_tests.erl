@@ -39,6 +39,7 @@ protocol_table() ->
 		{max_empty_lines, [0, 5], [-1, infinity]},
 		{max_skip_body_length, [0, 1000000], [-1, infinity]},
 		{max_trailer_length, [0, 4096], [-1, infinity]},
+		{max_chunk_ext_length, [0, 16384], [-1, infinity, 1.0]},
 		{linger_timeout, [0, 1000, ?MAX_MS], [-1, ?MAX_MS + 1, infinity]},
 		{enable_connect_protocol, [true, false], [1, yes]},
 		{max_concurrent_streams, [0, 100, ?MAX_SETTING], [-1, ?MAX_SETTING + 1, infinity]},

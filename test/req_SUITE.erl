@@ -42,6 +42,7 @@ tests() ->
 		qs,
 		uri,
 		uri_variants,
+		uri_asterisk_form,
 		header,
 		headers,
 		parse_qs,
@@ -54,6 +55,7 @@ tests() ->
 		parse_header_absent,
 		parse_header_malformed,
 		parse_cookies,
+		parse_cookies_tab_in_value,
 		match_cookies,
 		match_cookies_constraint_failed,
 		binding,
@@ -72,6 +74,9 @@ tests() ->
 		read_body,
 		read_body_length_10mb,
 		read_body_period,
+		expect_continue_on_first_read,
+		expect_continue_once_read_twice,
+		expect_continue_once_after_inform,
 		read_urlencoded_body,
 		read_urlencoded_body_max_keys,
 		read_urlencoded_body_too_large,
@@ -91,6 +96,7 @@ tests() ->
 		inform,
 		stream_reply,
 		stream_trailers,
+		stream_trailers_without_te,
 		stream_events,
 		stream_body_sendfile,
 		%% Routing and misuse.
@@ -124,6 +130,9 @@ routes(Config) ->
 		{"/path_info/[...]", echo_h, path_info},
 		{"/read_body/length", read_body_h, #{length => 1000000}},
 		{"/read_body/period", read_body_h, period},
+		{"/read_body/one", read_body_h, #{length => 1}},
+		{"/continue/inform", inform_continue_h, []},
+		{"*", echo_h, asterisk},
 		{"/urlencoded", urlencoded_h, #{}},
 		{"/urlencoded/max_keys", urlencoded_h, #{max_keys => 2}},
 		{"/urlencoded/length", urlencoded_h, #{length => 100}},
@@ -317,6 +326,14 @@ uri_variants(Config) ->
 		<<Scheme/binary, "://example.org:8080/other?x=y">>
 	], get_echo(Config, "/echo/uri_variants?a=b", [{"host", "localhost:8080"}])).
 
+uri_asterisk_form(Config) ->
+	doc("An asterisk-form request (OPTIONS *) has path <<\"*\">>, the connection's "
+		"scheme, and a URI without path: uri/1 gives scheme://host; uri/2 with a path "
+		"uses it. (RFC 9112 3.2.4, 3.3; RFC 9113 8.3.1)"),
+	Scheme = mustang_test:scheme(Config),
+	?assertEqual({Scheme, <<"*">>, <<Scheme/binary, "://localhost">>,
+		<<Scheme/binary, "://localhost/x">>}, echo(Config, "OPTIONS", "*", [], none)).
+
 header(Config) ->
 	doc("header/2 returns a header value or undefined; header/3 returns the default "
 		"when the header is absent. (RFC 9110 5)"),
@@ -416,6 +433,11 @@ parse_cookies(Config) ->
 		"(RFC 6265 5.4, RFC 9113 8.2.3)"),
 	?assertEqual([{<<"a">>, <<"1">>}, {<<"b">>, <<"2">>}, {<<"c">>, <<"3">>}],
 		get_echo(Config, "/echo/parse_cookies", [{"cookie", "a=1; b=\"2\""}, {"cookie", "c=3"}])).
+
+parse_cookies_tab_in_value(Config) ->
+	doc("A TAB inside a cookie value is not a cookie-octet: parse_cookies/1 ends the "
+		"request with 400. (RFC 6265 4.1.1, 4.2.1)"),
+	assert_request_error(Config, "GET", "/echo/parse_cookies", [{"cookie", "a=b\tc"}], none, 400).
 
 match_cookies(Config) ->
 	doc("match_cookies/2 returns the fields as a map, constraints and defaults applied."),
@@ -529,6 +551,27 @@ read_body_period(Config) ->
 	ok = send_body(Conn, Ref, fin, <<" world">>),
 	?assertMatch(#{status := 200, body := <<"more:hello|ok: world">>}, await(Conn, Ref)),
 	close(Conn).
+
+expect_continue_on_first_read(Config) ->
+	doc("A request with Expect: 100-continue gets one 100 Continue when the handler "
+		"first reads the body, then the final response. (RFC 9110 10.1.1)"),
+	Resp = req(Config, "POST", "/echo/read_body", [{"expect", "100-continue"}], <<"hello">>),
+	?assertEqual(<<"hello">>, echoed(Resp)),
+	?assertMatch([#{status := 100}], maps:get(informs, Resp)).
+
+expect_continue_once_read_twice(Config) ->
+	doc("A handler that reads the body in several calls makes one 100 Continue, not one "
+		"per read. (RFC 9110 10.1.1, 15.2.1)"),
+	Resp = req(Config, "POST", "/read_body/one", [{"expect", "100-continue"}], <<"hello">>),
+	?assertMatch(#{status := 200, body := <<"5 ", _/bits>>}, Resp),
+	?assertMatch([#{status := 100}], maps:get(informs, Resp)).
+
+expect_continue_once_after_inform(Config) ->
+	doc("A handler that sends 100 Continue itself with inform/2 and then reads the body "
+		"makes one 100 Continue, not two. (RFC 9110 10.1.1, 15.2.1)"),
+	Resp = req(Config, "POST", "/continue/inform", [{"expect", "100-continue"}], <<"hello">>),
+	?assertMatch(#{status := 200, body := <<"hello">>}, Resp),
+	?assertMatch([#{status := 100}], maps:get(informs, Resp)).
 
 read_urlencoded_body(Config) ->
 	doc("read_urlencoded_body/1 decodes an application/x-www-form-urlencoded body. "
@@ -721,9 +764,9 @@ stream_reply_http10(Config) ->
 
 stream_trailers(Config) ->
 	doc("stream_trailers/2 ends a streamed response with the trailer fields: over "
-		"HTTP/1.1 after the last chunk 0, over HTTP/2 in a HEADERS frame with "
-		"END_STREAM. (RFC 9112 7.1.2, RFC 9113 8.1)"),
-	Resp = get(Config, "/stream/trailers"),
+		"HTTP/1.1 after the last chunk 0 (the client sent TE: trailers), over HTTP/2 in "
+		"a HEADERS frame with END_STREAM. (RFC 9112 7.1.2, RFC 9113 8.1)"),
+	Resp = req(Config, "GET", "/stream/trailers", [{"te", "trailers"}]),
 	?assertMatch(#{status := 200, body := <<"hello world">>,
 		trailers := [{<<"x-checksum">>, <<"abc">>}]}, Resp),
 	?assertEqual(<<"x-checksum">>, header(<<"trailer">>, Resp)),
@@ -734,6 +777,21 @@ stream_trailers(Config) ->
 		false ->
 			ok
 	end.
+
+stream_trailers_without_te(Config) ->
+	doc("Without TE: trailers, HTTP/1.1 drops the trailer fields and the trailer header "
+		"(the body still ends with the last chunk); HTTP/2 may always send them. "
+		"(RFC 9110 6.5.1, RFC 9113 8.1)"),
+	Resp = get(Config, "/stream/trailers"),
+	{Trailers, Announced} = case http1(Config) of
+		true -> {[], undefined};
+		false -> {[{<<"x-checksum">>, <<"abc">>}], <<"x-checksum">>}
+	end,
+	?assertMatch(#{status := 200, body := <<"hello world">>, trailers := Trailers}, Resp),
+	?assertEqual(Announced, header(<<"trailer">>, Resp)),
+	%% HTTP/1.1: the last chunk, nothing after it.
+	?assert(not http1(Config) orelse
+		raw_body(Resp) =:= <<"6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n">>).
 
 stream_events(Config) ->
 	doc("stream_events/3 sends server-sent events in the text/event-stream format. "

@@ -29,12 +29,15 @@ tests() ->
 		%% 2.3 HTTP version.
 		http10_response_version,
 		%% 3 Request line.
+		method_not_token_tls_client_hello,
 		asterisk_form_options,
 		asterisk_form_other_method,
 		absolute_form,
+		absolute_form_scheme_of_connection,
 		host_required_http11,
 		host_multiple,
 		host_invalid,
+		host_port_zero,
 		host_optional_http10,
 		%% 5 Field syntax.
 		space_before_colon,
@@ -60,14 +63,19 @@ tests() ->
 		%% 7 Chunked transfer coding.
 		chunked_request_body,
 		chunked_request_extensions,
+		chunked_request_extensions_total,
 		chunked_request_trailers_skipped,
 		chunked_request_trailers_too_large,
 		chunked_response,
+		trailers_with_te_trailers,
+		trailers_dropped_without_te,
 		%% 9 Connection management.
 		keepalive_10000_requests,
 		pipelining_1000_requests,
 		connection_close,
 		connection_close_ignores_pipelined,
+		connection_invalid,
+		h2c_upgrade_http10_ignored,
 		http10_closes,
 		http10_keepalive,
 		max_keepalive,
@@ -94,6 +102,7 @@ routes() ->
 		{"/echo/:key", echo_h, []},
 		{"*", echo_h, target},
 		{"/stream", mustang_demo_stream_h, []},
+		{"/stream/trailers", stream_h, trailers},
 		{"/no_read", no_read_body_h, []},
 		{"/crash", crash_h, before_reply},
 		{"/crash_stream", crash_h, after_stream_reply},
@@ -181,6 +190,25 @@ http10_response_version(Config) ->
 
 %% 3 Request line.
 
+method_not_token_tls_client_hello(Config) ->
+	doc("Bytes that do not start with a token, such as a TLS ClientHello sent to the "
+		"clear port, are a malformed request line: 400 and close, as soon as they "
+		"arrive, not 501 for a method too long. (RFC 9112 3, 3.1)"),
+	%% A TLS 1.2 ClientHello as it starts on the wire: record header, handshake
+	%% header, version, 32 random bytes, and more; no SP in the first 33 bytes
+	%% and no CRLF CRLF anywhere.
+	Random = list_to_binary(lists:seq(100, 131)),
+	ClientHello = <<22, 3, 1, 0, 200, 1, 0, 0, 196, 3, 3, Random/binary, 0, 0, 32, 16#c0, 16#2f,
+		16#c0, 16#30, 0, 16#9e, 0, 16#9f, 1, 0, 0, 123, 0, 0, 0, 14, 0, 12, 0, 0, 9,
+		"localhost">>,
+	assert_rejected(Config, ClientHello, 400),
+	%% Sent one byte at a time, the first byte is already refused.
+	S = connect(port(Config)),
+	ok = send(S, binary:part(ClientHello, 0, 1)),
+	?assertMatch(#{status := 400}, recv_response(S, #{timeout => 2000})),
+	?assertEqual(ok, wait_closed(S, 2000)),
+	close(S).
+
 asterisk_form_options(Config) ->
 	doc("OPTIONS * (asterisk-form) is accepted; the path is \"*\". (RFC 9112 3.2.4)"),
 	Resp = request(port(Config), <<"OPTIONS * HTTP/1.1\r\nhost: localhost\r\n\r\n">>),
@@ -198,6 +226,18 @@ absolute_form(Config) ->
 	?assertEqual({<<"http">>, <<"example.org">>, 8080, <<"/echo/target">>, <<"a=b">>},
 		echoed(Resp)).
 
+absolute_form_scheme_of_connection(Config) ->
+	doc("The scheme of the request is the connection's (http on a clear connection), "
+		"whatever scheme an absolute-form target names: an https:// target over a clear "
+		"connection is http, with http's default port. (RFC 9112 3.3)"),
+	Resp = request(port(Config),
+		<<"GET https://example.org/echo/target?a=b HTTP/1.1\r\nhost: localhost\r\n\r\n">>),
+	?assertEqual({<<"http">>, <<"example.org">>, 80, <<"/echo/target">>, <<"a=b">>},
+		echoed(Resp)),
+	Uri = request(port(Config),
+		<<"GET HTTPS://example.org:8443/echo/uri HTTP/1.1\r\nhost: localhost\r\n\r\n">>),
+	?assertEqual(<<"http://example.org:8443/echo/uri">>, echoed(Uri)).
+
 host_required_http11(Config) ->
 	doc("An HTTP/1.1 request without a Host header is rejected with 400. (RFC 9112 3.2)"),
 	assert_rejected(Config, <<"GET / HTTP/1.1\r\n\r\n">>, 400).
@@ -211,6 +251,17 @@ host_invalid(Config) ->
 	doc("A request with an invalid Host value is rejected with 400. (RFC 9112 3.2)"),
 	assert_rejected(Config, <<"GET / HTTP/1.1\r\nhost: local/host\r\n\r\n">>, 400),
 	assert_rejected(Config, <<"GET / HTTP/1.1\r\nhost: localhost:99999\r\n\r\n">>, 400).
+
+host_port_zero(Config) ->
+	doc("Port 0 is not a port a client can reach: a Host, or an absolute-form "
+		"authority, with port 0 gets 400. (RFC 9112 3.2, RFC 9110 4.2.1)"),
+	assert_rejected(Config, <<"GET / HTTP/1.1\r\nhost: localhost:0\r\n\r\n">>, 400),
+	assert_rejected(Config, <<"GET / HTTP/1.1\r\nhost: localhost:00000\r\n\r\n">>, 400),
+	assert_rejected(Config, <<"GET http://localhost:0/ HTTP/1.1\r\nhost: localhost\r\n\r\n">>,
+		400),
+	%% Port 1 is a port.
+	?assertEqual(1, echoed(request(port(Config),
+		<<"GET /echo/port HTTP/1.1\r\nhost: localhost:1\r\n\r\n">>))).
 
 host_optional_http10(Config) ->
 	doc("An HTTP/1.0 request without a Host header is accepted. (RFC 9112 3.2)"),
@@ -394,6 +445,24 @@ chunked_request_extensions(Config) ->
 	hello(recv_response(S)),
 	close(S).
 
+chunked_request_extensions_total(Config) ->
+	doc("Chunk extensions count against max_chunk_ext_length (1048576 by default) over "
+		"the whole body: 1-byte chunks each with 100 bytes of extensions are refused "
+		"with 400 and close once the total passes it. (RFC 9112 7.1.1)"),
+	Ext = [<<";n=">>, binary:copy(<<"v">>, 97)],
+	Chunk = iolist_to_binary([<<"1">>, Ext, <<"\r\nx\r\n">>]),
+	%% 10485 chunks carry 1048500 bytes of extensions: read whole.
+	S = connect(port(Config)),
+	ok = send(S, [<<"POST /echo/read_body HTTP/1.1\r\nhost: localhost\r\n"
+		"transfer-encoding: chunked\r\n\r\n">>, binary:copy(Chunk, 10485), <<"0\r\n\r\n">>,
+		get_req("/")]),
+	?assertEqual(binary:copy(<<"x">>, 10485), echoed(recv_response(S))),
+	hello(recv_response(S)),
+	close(S),
+	%% 10486 carry 1048600.
+	assert_rejected(Config, [<<"POST /echo/read_body HTTP/1.1\r\nhost: localhost\r\n"
+		"transfer-encoding: chunked\r\n\r\n">>, binary:copy(Chunk, 10486), <<"0\r\n\r\n">>], 400).
+
 chunked_request_trailers_skipped(Config) ->
 	doc("Trailer fields after the last chunk are skipped, and the request pipelined "
 		"after them is answered. (RFC 9112 7.1.2)"),
@@ -428,6 +497,40 @@ chunked_response(Config) ->
 	hello(recv_response(S)),
 	close(S).
 
+trailers_with_te_trailers(Config) ->
+	doc("A client that sends TE: trailers gets the trailer fields the handler sends "
+		"after the last chunk. (RFC 9110 6.5.1, 10.1.4; RFC 9112 7.1.2)"),
+	S = connect(port(Config)),
+	ok = send(S, get_req("/stream/trailers", [{"te", "trailers"}])),
+	Resp = recv_response(S),
+	?assertMatch(#{status := 200, body := <<"hello world">>,
+		trailers := [{<<"x-checksum">>, <<"abc">>}]}, Resp),
+	?assertEqual(<<"x-checksum">>, header(<<"trailer">>, Resp)),
+	#{raw := Raw} = Resp,
+	?assertEqual(<<"0\r\nx-checksum: abc\r\n\r\n">>, binary:part(Raw, byte_size(Raw), -22)),
+	%% Other t-codings beside trailers, and its case, do not matter.
+	ok = send(S, get_req("/stream/trailers", [{"te", "deflate;q=0.5, Trailers"}])),
+	?assertMatch(#{trailers := [{<<"x-checksum">>, <<"abc">>}]}, recv_response(S)),
+	close(S).
+
+trailers_dropped_without_te(Config) ->
+	doc("Without TE: trailers the trailer fields the handler sends are dropped, the "
+		"trailer header announcing them too, and the body still ends with the last "
+		"chunk; the connection stays open. (RFC 9110 6.5.1, 6.6.2)"),
+	S = connect(port(Config)),
+	lists:foreach(fun(Headers) ->
+		ok = send(S, get_req("/stream/trailers", Headers)),
+		Resp = recv_response(S),
+		?assertMatch(#{status := 200, body := <<"hello world">>, trailers := []}, Resp),
+		?assertEqual(undefined, header(<<"trailer">>, Resp)),
+		#{raw := Raw} = Resp,
+		?assertEqual(<<"5\r\nworld\r\n0\r\n\r\n">>, binary:part(Raw, byte_size(Raw), -15)),
+		?assertEqual(nomatch, binary:match(Raw, <<"abc">>))
+	end, [[], [{"te", "gzip"}], [{"te", "trailers;q=1"}]]),
+	ok = send(S, get_req("/")),
+	hello(recv_response(S)),
+	close(S).
+
 %% 9 Connection management.
 
 keepalive_10000_requests(Config) ->
@@ -453,13 +556,16 @@ pipelining_1000_requests(Config) ->
 
 connection_close(Config) ->
 	doc("After a request with Connection: close the server answers with "
-		"connection: close and closes. (RFC 9112 9.6)"),
-	S = connect(port(Config)),
-	ok = send(S, get_req("/", [{"connection", "close"}])),
-	Resp = recv_response(S),
-	hello(Resp),
-	?assertEqual(<<"close">>, header(<<"connection">>, Resp)),
-	?assertEqual(ok, wait_closed(S, 2000)).
+		"connection: close and closes; empty list elements around close do not "
+		"matter. (RFC 9112 9.6, RFC 9110 5.6.1.2)"),
+	lists:foreach(fun(Value) ->
+		S = connect(port(Config)),
+		ok = send(S, get_req("/", [{"connection", Value}])),
+		Resp = recv_response(S),
+		hello(Resp),
+		?assertEqual(<<"close">>, header(<<"connection">>, Resp)),
+		?assertEqual(ok, wait_closed(S, 2000))
+	end, ["close", ", close ,"]).
 
 connection_close_ignores_pipelined(Config) ->
 	doc("Requests pipelined after one with Connection: close are not processed: one "
@@ -471,6 +577,22 @@ connection_close_ignores_pipelined(Config) ->
 	?assertEqual(1, count(<<"HTTP/1.1 ">>, Data)),
 	?assertEqual(nomatch, binary:match(Data, <<"/echo/path">>)),
 	?assertMatch(<<"HTTP/1.1 200 OK\r\n", _/bits>>, Data).
+
+connection_invalid(Config) ->
+	doc("A Connection header that is not a list of tokens is refused with 400 and "
+		"close. (RFC 9110 7.6.1)"),
+	lists:foreach(fun(Value) ->
+		assert_rejected(Config, get_req("/", [{"connection", Value}]), 400)
+	end, ["\"close\"", "keep-alive;x", "close/x", "keep alive", "close, @"]).
+
+h2c_upgrade_http10_ignored(Config) ->
+	doc("An HTTP/1.0 request cannot switch protocols: its Upgrade: h2c is ignored and "
+		"the request answered over HTTP/1.x. (RFC 9110 7.8)"),
+	Resp = request(port(Config), <<"GET / HTTP/1.0\r\nhost: localhost\r\n"
+		"connection: Upgrade, HTTP2-Settings\r\nupgrade: h2c\r\n"
+		"http2-settings: AAMAAABkAAQAAP__\r\n\r\n">>),
+	hello(Resp),
+	?assertEqual(undefined, header(<<"upgrade">>, Resp)).
 
 http10_closes(Config) ->
 	doc("An HTTP/1.0 connection without Connection: keep-alive closes after the "

@@ -24,6 +24,9 @@ value(target, Req) ->
 	{{mustang_req:scheme(Req), mustang_req:host(Req), mustang_req:port(Req),
 		mustang_req:path(Req), mustang_req:qs(Req)}, Req};
 value(uri, Req) -> {iolist_to_binary(mustang_req:uri(Req)), Req};
+value(asterisk, Req) ->
+	{{mustang_req:scheme(Req), mustang_req:path(Req), iolist_to_binary(mustang_req:uri(Req)),
+		iolist_to_binary(mustang_req:uri(Req, #{path => <<"/x">>}))}, Req};
 value(uri_variants, Req) ->
 	{[try iolist_to_binary(mustang_req:uri(Req, Opts)) catch Class:Reason -> {Class, Reason} end
 		|| Opts <- [

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Server push seen by python-h2's client (a third-party HTTP/2 stack that
-validates PUSH_PROMISE frames and the pushed responses).
+"""Server push, and responses in general, seen by python-h2's client (a
+third-party HTTP/2 stack that validates PUSH_PROMISE frames, the pushed
+responses, informational responses and trailers: it refuses, among others,
+connection-specific fields, RFC 9113 8.2.2).
 
     h2_push.py PORT PATH ENABLE_PUSH(0|1) [MAX_CONCURRENT_STREAMS]
 
 Requests PATH over h2c (prior knowledge) and prints one JSON line:
 {"promises": [{"parent": 1, "promised": 2, "headers": {...}}],
- "responses": {"1": {"status": 200, "headers": {...}, "body": "...", "ended": true}},
+ "responses": {"1": {"status": 200, "headers": {...}, "body": "...", "ended": true,
+                     "informs": [{...}], "trailers": {...}}},
  "resets": {...}, "error": "..." (only on failure)}
 """
 import json
@@ -39,7 +42,10 @@ def main():
 
     def resp(s):
         return responses.setdefault(str(s), {"status": None, "headers": {}, "body": "",
-                                             "ended": False})
+                                             "ended": False, "informs": [], "trailers": {}})
+
+    def fields(headers):
+        return {k.decode(): v.decode() for k, v in headers}
 
     deadline = time.monotonic() + 10
     # Done when the request and every promised stream ended (or were reset).
@@ -55,10 +61,14 @@ def main():
             if isinstance(ev, h2.events.PushedStreamReceived):
                 promises.append({"parent": ev.parent_stream_id, "promised": ev.pushed_stream_id,
                                  "headers": {k.decode(): v.decode() for k, v in ev.headers}})
+            elif isinstance(ev, h2.events.InformationalResponseReceived):
+                resp(ev.stream_id)["informs"].append(fields(ev.headers))
             elif isinstance(ev, h2.events.ResponseReceived):
                 r = resp(ev.stream_id)
-                r["headers"] = {k.decode(): v.decode() for k, v in ev.headers}
+                r["headers"] = fields(ev.headers)
                 r["status"] = int(r["headers"][":status"])
+            elif isinstance(ev, h2.events.TrailersReceived):
+                resp(ev.stream_id)["trailers"] = fields(ev.headers)
             elif isinstance(ev, h2.events.DataReceived):
                 resp(ev.stream_id)["body"] += ev.data.decode("latin-1")
                 conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
