@@ -39,7 +39,9 @@ protocol_table() ->
 		{max_empty_lines, [0, 5], [-1, infinity]},
 		{max_skip_body_length, [0, 1000000], [-1, infinity]},
 		{max_trailer_length, [0, 4096], [-1, infinity]},
-		{max_chunk_ext_length, [0, 16384], [-1, infinity, 1.0]},
+		{max_chunk_ext_length, [0, 1048576], [-1, infinity, 1.0]},
+		{min_recv_rate, [off, {1, 1}, {1024, 30000}, {1, ?MAX_MS}],
+			[on, {0, 1000}, {1024, 0}, {1024, ?MAX_MS + 1}, {1024, infinity}, 1024]},
 		{linger_timeout, [0, 1000, ?MAX_MS], [-1, ?MAX_MS + 1, infinity]},
 		{enable_connect_protocol, [true, false], [1, yes]},
 		{max_concurrent_streams, [0, 100, ?MAX_SETTING], [-1, ?MAX_SETTING + 1, infinity]},
@@ -103,14 +105,16 @@ websocket_table() ->
 		{validate_utf8, [true, false], [1, yes]},
 		{active_n, [1, 32767], [0, 32768]},
 		{req_filter, [Fun1], [fun() -> ok end, #{}]},
-		{close_timeout, [0, 3000, ?MAX_MS, infinity], [-1, ?MAX_MS + 1, undefined]}
+		{close_timeout, [0, 3000, ?MAX_MS, infinity], [-1, ?MAX_MS + 1, undefined]},
+		{min_recv_rate, [off, {1, 1}, {1024, 30000}], [on, {0, 1000}, {1024, 0}, 1024]}
 	].
 
 %% The defaults the Websocket process uses (mustang_websocket), as the
 %% README must show them.
 websocket_defaults() ->
 	#{idle_timeout => 60000, max_frame_size => 1048576, compress => false,
-		deflate_opts => #{}, validate_utf8 => true, close_timeout => 3000}.
+		deflate_opts => #{}, validate_utf8 => true, close_timeout => 3000,
+		min_recv_rate => {1024, 30000}}.
 
 %% Every key alone, with each valid and each invalid value.
 protocol_values_test_() ->
