@@ -5,6 +5,10 @@
 #                   (PORT, TLS_PORT, MUSTANG_REQUEST_PROCESS, MUSTANG_MAX_KEEPALIVE)
 #   make test       setup + compile + demo + xref + dialyzer + eunit + ct (what CI runs)
 #   make bench      benchmark suite (bench/run.sh, see bench/README.md)
+#   make soak       soak test (test/soak_SUITE.erl, doc/guide/performance.md):
+#                   1,000,000 HTTP requests and 100,000 Websocket sessions
+#                   (SOAK_REQUESTS, SOAK_WS_SESSIONS), then processes, ports
+#                   and memory back within 5%; `make test' runs a short version
 #   make setup      install missing apt packages and the Python venv (_tools/venv)
 #   make demo | xref | dialyzer | eunit | ct | clean
 
@@ -26,7 +30,7 @@ define build_demo
 	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
 endef
 
-.PHONY: all setup compile demo run test xref dialyzer eunit ct bench clean
+.PHONY: all setup compile demo run test xref dialyzer eunit ct bench soak clean
 
 all: compile
 
@@ -65,6 +69,15 @@ ct:
 
 bench:
 	bench/run.sh
+
+SOAK_REQUESTS ?= 1000000
+SOAK_WS_SESSIONS ?= 100000
+
+# One summary line per test on the console; the figures of each client run
+# and the memory breakdown are in the CT logs (_build/test/logs/).
+soak: setup
+	SOAK_REQUESTS=$(SOAK_REQUESTS) SOAK_WS_SESSIONS=$(SOAK_WS_SESSIONS) \
+		$(REBAR) ct --suite=test/soak_SUITE
 
 # Keeps _tools/ (installed tools), _bench/results-*/ and the global dialyzer
 # PLT in ~/.cache/rebar3.

@@ -14,6 +14,11 @@
 // for the echo of the last, and repeats. Every echo is compared byte for
 // byte with what was sent (and its opcode); a mismatch is an error.
 //
+// Session mode (-sessions N, sessions.go, for test/soak_SUITE.erl) opens
+// N sessions instead, -conns at a time, each on its own connection: echo
+// -messages messages, close handshake, and the JSON line counts the
+// sessions completed and the errors.
+//
 // Output: one JSON line on stdout (frames/s, MB/s = payload bytes echoed
 // per second in 10^6 bytes, p50/p99 latency from a message's write to its
 // echo, errors). Exit status 1 when errors > 0.
@@ -40,6 +45,8 @@ type config struct {
 	size, conns, window    int
 	duration, warmup       time.Duration
 	frames                 int64
+	sessions               int64
+	messages               int
 	deflate, clientNoCtx   bool
 	level                  int
 	variants               int
@@ -119,15 +126,16 @@ type conn struct {
 	defl     *deflater
 	infl     *inflater
 
-	r        *run
-	inflight chan sent
-	drained  chan struct{} // a token when the last message in flight came back
-	frames0  atomic.Int64  // echoes counted in the measurement window
-	done     atomic.Int64  // echoes received in all
-	h        hist
-	lastEcho atomic.Int64
-	closing  atomic.Bool
-	ext      string
+	r         *run
+	inflight  chan sent
+	drained   chan struct{} // a token when the last message in flight came back
+	frames0   atomic.Int64  // echoes counted in the measurement window
+	done      atomic.Int64  // echoes received in all
+	h         hist
+	lastEcho  atomic.Int64
+	closing   atomic.Bool
+	closeCode atomic.Int64 // of the server's close frame, after ours
+	ext       string
 }
 
 type run struct {
@@ -173,7 +181,9 @@ func main() {
 	flag.BoolVar(&cfg.clientNoCtx, "client-no-context-takeover", false, "also offer client_no_context_takeover (then messages are compressed once, up front)")
 	flag.IntVar(&cfg.level, "level", 1, "deflate level of the client's compressor (1 fastest .. 9)")
 	flag.IntVar(&cfg.variants, "variants", 0, "distinct messages sent in rotation (0: 256 KiB worth, 4..256)")
-	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "connect/handshake timeout, and the wait for the last echoes")
+	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "connect/handshake timeout, and the wait for the last echoes (-sessions: for each session)")
+	flag.Int64Var(&cfg.sessions, "sessions", 0, "session mode: open, echo -messages messages and close this many sessions, -conns at a time (-mode, -duration, -frames unused)")
+	flag.IntVar(&cfg.messages, "messages", 3, "-sessions: messages echoed per session")
 	flag.BoolVar(&cfg.verbose, "v", false, "human-readable summary on stderr")
 	flag.Parse()
 	res, err := execute(cfg)
@@ -200,10 +210,15 @@ func execute(cfg *config) (map[string]any, error) {
 	if cfg.proto != "h1" && cfg.proto != "h2" {
 		return nil, fmt.Errorf("-proto: h1 or h2")
 	}
-	switch cfg.mode {
-	case "echo":
+	switch {
+	case cfg.sessions > 0:
+		cfg.mode = "sessions"
+		if cfg.messages < 0 {
+			return nil, fmt.Errorf("-messages: 0 or more")
+		}
+	case cfg.mode == "echo":
 		cfg.window = 1
-	case "send", "batch":
+	case cfg.mode == "send", cfg.mode == "batch":
 		if cfg.window <= 0 {
 			cfg.window = min(256, max(2, (1<<20)/max(1, cfg.size)))
 		}
@@ -213,7 +228,9 @@ func execute(cfg *config) (map[string]any, error) {
 	if cfg.size < 0 || cfg.size > 16<<20 || cfg.conns < 1 {
 		return nil, fmt.Errorf("bad -size or -conns")
 	}
-	if cfg.variants <= 0 {
+	if cfg.variants <= 0 && cfg.sessions > 0 {
+		cfg.variants = min(256, max(1, cfg.messages)) // built again for each session
+	} else if cfg.variants <= 0 {
 		cfg.variants = min(256, max(4, (256<<10)/max(1, cfg.size)))
 	}
 	payloads, opcode, err := makePayloads(cfg.kind, cfg.size, cfg.variants, 42)
@@ -228,6 +245,9 @@ func execute(cfg *config) (map[string]any, error) {
 		}
 	}
 
+	if cfg.sessions > 0 {
+		return runSessions(cfg, addr, u.Host, path, offer, payloads, opcode)
+	}
 	r := &run{cfg: cfg, stop: make(chan struct{}), failed: make(chan struct{})}
 	conns := make([]*conn, cfg.conns)
 	var wg sync.WaitGroup
@@ -240,20 +260,7 @@ func execute(cfg *config) (map[string]any, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var err error
-			if cfg.proto == "h1" {
-				var t *h1Transport
-				t, c.ext, err = dialH1(addr, u.Host, path, offer, c.p, cfg.timeout)
-				if err == nil {
-					c.t = t
-				}
-			} else {
-				var t *h2Transport
-				t, c.ext, err = dialH2(addr, u.Host, path, offer, cfg.timeout)
-				if err == nil {
-					c.t = t
-				}
-			}
+			err := c.dial(addr, u.Host, path, offer)
 			if err == nil {
 				err = c.setup()
 			}
@@ -380,6 +387,26 @@ func round(v float64, d int) float64 {
 	return float64(int64(v*p+0.5)) / p
 }
 
+// dial connects and does the handshake of the -proto; c.t is set when it
+// succeeded.
+func (c *conn) dial(addr, host, path, offer string) error {
+	var err error
+	if c.cfg.proto == "h1" {
+		var t *h1Transport
+		t, c.ext, err = dialH1(addr, host, path, offer, c.p, c.cfg.timeout)
+		if err == nil {
+			c.t = t
+		}
+	} else {
+		var t *h2Transport
+		t, c.ext, err = dialH2(addr, host, path, offer, c.cfg.timeout)
+		if err == nil {
+			c.t = t
+		}
+	}
+	return err
+}
+
 // setup checks the negotiated extension and prepares the frames.
 func (c *conn) setup() error {
 	cfg := c.cfg
@@ -429,12 +456,13 @@ func (c *conn) onControl(op byte, payload []byte) error {
 			go c.t.write([][]byte{f})
 		}
 	case opClose:
-		if c.closing.Load() {
-			return errClosed
-		}
 		code := 0
 		if len(payload) >= 2 {
 			code = int(payload[0])<<8 | int(payload[1])
+		}
+		if c.closing.Load() {
+			c.closeCode.Store(int64(code))
+			return errClosed
 		}
 		return fmt.Errorf("server closed the connection (code %d %q)", code, string(payload[min(2, len(payload)):]))
 	}
