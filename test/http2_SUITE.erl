@@ -58,6 +58,7 @@ groups() ->
 			connect_protocol_disabled,
 			flow_control_backpressure,
 			goaway_on_stop,
+			client_goaway,
 			content_length_mismatch,
 			self_dependent_headers,
 			server_push,
@@ -746,6 +747,52 @@ goaway_on_stop(Config) ->
 	is("stream 3 ignored or refused", lists:member(get_in([stream3, rst], R),
 		[null, <<"REFUSED_STREAM">>]), R),
 	eq("connection closed", true, get_in([closed], R), R).
+
+client_goaway(Config) ->
+	doc("After the client's GOAWAY the server ends the connection with a GOAWAY of its own "
+		"(NO_ERROR, the last stream it processed) before closing: at once when no stream is "
+		"open, after the stream in flight completes otherwise. (RFC 9113 6.8: endpoints "
+		"SHOULD always send a GOAWAY frame before closing a connection.) Found by "
+		"fuzz_SUITE."),
+	Port = ?config(port, Config),
+	Start = [mustang_http2_frame:preface(), mustang_http2_frame:settings(#{}),
+		mustang_http2_frame:settings_ack()],
+	Goaway = mustang_http2_frame:goaway(0, no_error, <<>>),
+	Idle = frames_until_closed(Port, [Start, Goaway]),
+	case [F || F = {goaway, _, _, _} <- Idle] of
+		[{goaway, 0, no_error, _}] -> ok;
+		_ -> ct:fail("no stream open: expected GOAWAY(0, NO_ERROR) then the close; got ~p",
+			[Idle])
+	end,
+	{Block, _} = mustang_hpack:encode([{<<":method">>, <<"GET">>}, {<<":scheme">>, <<"http">>},
+		{<<":path">>, <<"/slow/300">>}, {<<":authority">>, <<"localhost">>}], mustang_hpack:init()),
+	InFlight = frames_until_closed(Port, [Start, mustang_http2_frame:headers(1, fin, Block),
+		Goaway]),
+	case lists:dropwhile(fun(F) -> not is_tuple(F) orelse element(1, F) =/= data end, InFlight) of
+		[{data, 1, fin, <<"slow">>}, {goaway, 1, no_error, _}, {recv_error, closed}] -> ok;
+		_ -> ct:fail("stream 1 in flight: expected its response, then GOAWAY(1, NO_ERROR), "
+			"then the close; got ~p", [InFlight])
+	end.
+
+%% Sends Data on a new connection; the frames received until it closes.
+frames_until_closed(Port, Data) ->
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, Data),
+	Frames = frames_until_closed(S, <<>>, []),
+	ok = gen_tcp:close(S),
+	ct:log("~p", [Frames]),
+	Frames.
+
+frames_until_closed(S, Buffer, Acc) ->
+	case mustang_http2_frame:parse(Buffer, 16384) of
+		{ok, Frame, Rest} ->
+			frames_until_closed(S, Rest, [Frame | Acc]);
+		_ ->
+			case gen_tcp:recv(S, 0, 5000) of
+				{ok, Data} -> frames_until_closed(S, <<Buffer/binary, Data/binary>>, Acc);
+				{error, Reason} -> lists:reverse([{recv_error, Reason} | Acc])
+			end
+	end.
 
 content_length_mismatch(Config) ->
 	doc("DATA that adds up to less or more than content-length: RST_STREAM "
