@@ -5,6 +5,10 @@
 #                   (PORT, TLS_PORT, MUSTANG_REQUEST_PROCESS, MUSTANG_MAX_KEEPALIVE)
 #   make test       setup + compile + demo + xref + dialyzer + eunit + ct (what CI runs)
 #   make bench      benchmark suite (bench/run.sh, see bench/README.md)
+#   make fuzz       fuzz a live server (test/fuzz_SUITE): FUZZ_SECONDS (300) for each
+#                   of its four targets, HTTP/1.1, HTTP/2 frames, HPACK, Websocket;
+#                   make test runs the same suite for 7 s each
+#                   (doc/internals/fuzzing.md)
 #   make setup      install missing apt packages and the Python venv (_tools/venv)
 #   make demo | xref | dialyzer | eunit | ct | clean
 
@@ -26,7 +30,7 @@ define build_demo
 	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
 endef
 
-.PHONY: all setup compile demo run test xref dialyzer eunit ct bench clean
+.PHONY: all setup compile demo run test xref dialyzer eunit ct bench fuzz clean
 
 all: compile
 
@@ -65,6 +69,11 @@ ct:
 
 bench:
 	bench/run.sh
+
+FUZZ_SECONDS ?= 300
+
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) $(REBAR) ct --suite=test/fuzz_SUITE
 
 # Keeps _tools/ (installed tools), _bench/results-*/ and the global dialyzer
 # PLT in ~/.cache/rebar3.
