@@ -28,7 +28,6 @@
 
 %% HTTP/1.1.
 -export([http1_parse/2]).
--export([http1_parse/3]).
 
 %% HTTP/2.
 -export([h2_init/0]).
@@ -55,28 +54,23 @@
 %%   {switch, Protocol, Rest}   the server switched to Protocol: after a 101
 %%                              (websocket or h2c), or from the first byte
 %%                              (h2, HTTP/2 by prior knowledge)
-http1_parse(Bytes, Closed) ->
-	http1_parse(Bytes, Closed, false).
-
-%% Head: the client may have sent HEAD requests. A response to HEAD has the
-%% headers of a body but no body: where a body does not fit, the response
-%% is then read again without one.
-http1_parse(<<>>, _, _) ->
+%% A response to HEAD has the headers of a body but no body: where a body
+%% does not fit, the response is read again without one.
+http1_parse(<<>>, _) ->
 	{ok, [], <<>>};
-http1_parse(Bytes = <<"HTTP/", _/bits>>, Closed, Head) ->
-	responses(Bytes, #{closed => Closed, head => Head}, []);
-http1_parse(Bytes, false, _) when byte_size(Bytes) < 5 ->
+http1_parse(Bytes = <<"HTTP/", _/bits>>, Closed) ->
+	responses(Bytes, Closed, []);
+http1_parse(Bytes, false) when byte_size(Bytes) < 5 ->
 	case binary:longest_common_prefix([Bytes, <<"HTTP/">>]) =:= byte_size(Bytes) of
 		true -> {ok, [], {more, Bytes}};
 		false -> {ok, [], {switch, h2, Bytes}}
 	end;
-http1_parse(Bytes, _, _) ->
+http1_parse(Bytes, _) ->
 	{ok, [], {switch, h2, Bytes}}.
 
-%% Read: #{closed, head}, the arguments of http1_parse/3.
 responses(<<>>, _, Acc) ->
 	{ok, lists:reverse(Acc), <<>>};
-responses(Bytes, Read = #{closed := Closed}, Acc) ->
+responses(Bytes, Closed, Acc) ->
 	case binary:match(Bytes, <<"\r\n\r\n">>) of
 		nomatch when Closed ->
 			{error, {incomplete_head, Bytes}};
@@ -88,7 +82,7 @@ responses(Bytes, Read = #{closed := Closed}, Acc) ->
 		{Pos, 4} ->
 			<<Head:Pos/binary, _:4/binary, Rest/bits>> = Bytes,
 			case head(Head) of
-				{ok, Resp} -> body(Resp, Rest, Read, Acc);
+				{ok, Resp} -> body(Resp, Rest, Closed, Acc);
 				Error -> Error
 			end
 	end.
@@ -178,10 +172,10 @@ body(Resp = #{status := 101, headers := Headers}, Rest, _, Acc) ->
 		Other -> Other
 	end,
 	{ok, lists:reverse([Resp#{body => <<>>} | Acc]), {switch, Protocol, Rest}};
-body(Resp = #{status := Status}, Rest, Read, Acc)
+body(Resp = #{status := Status}, Rest, Closed, Acc)
 		when Status < 200; Status =:= 204; Status =:= 304 ->
-	next(Resp#{body => <<>>}, Rest, Read, Acc);
-body(Resp = #{headers := Headers}, Rest, Read = #{closed := Closed, head := Head}, Acc) ->
+	next(Resp#{body => <<>>}, Rest, Closed, Acc);
+body(Resp = #{headers := Headers}, Rest, Closed, Acc) ->
 	Normal = case {proplists:get_value(<<"transfer-encoding">>, Headers),
 			proplists:get_value(<<"content-length">>, Headers)} of
 		{<<"chunked">>, _} -> chunked(Rest, Closed, []);
@@ -190,10 +184,10 @@ body(Resp = #{headers := Headers}, Rest, Read = #{closed := Closed, head := Head
 		{_, CL} -> exact(Rest, binary_to_integer(CL), Closed)
 	end,
 	Results = [case Normal of
-		{ok, Body, Rest2} -> next(Resp#{body => Body}, Rest2, Read, Acc);
+		{ok, Body, Rest2} -> next(Resp#{body => Body}, Rest2, Closed, Acc);
 		more -> {ok, lists:reverse(Acc), {more, Rest}};
 		Error -> Error
-	end | [next(Resp#{body => <<>>, head => true}, Rest, Read, Acc) || Head]],
+	end, next(Resp#{body => <<>>, head => true}, Rest, Closed, Acc)],
 	best(Results).
 
 %% The reading that uses every byte, else one that waits for more, else
@@ -208,13 +202,13 @@ best(Results) ->
 	end.
 
 %% After a response with "connection: close" nothing may follow.
-next(Resp = #{headers := Headers}, Rest, Read, Acc) ->
+next(Resp = #{headers := Headers}, Rest, Closed, Acc) ->
 	Close = lists:member(<<"close">>, [string:lowercase(string:trim(T))
 		|| V <- proplists:get_all_values(<<"connection">>, Headers),
 			T <- binary:split(V, <<",">>, [global])]),
 	case Close andalso Rest =/= <<>> of
 		true -> {error, {bytes_after_connection_close, Resp, Rest}};
-		false -> responses(Rest, Read, [Resp | Acc])
+		false -> responses(Rest, Closed, [Resp | Acc])
 	end.
 
 exact(Bytes, Length, _) when byte_size(Bytes) >= Length ->
