@@ -9,6 +9,12 @@
 -export([idle_tick/3]).
 -export([rearm/3]).
 -export([linger/3]).
+-export([recv_rate_start/0]).
+-export([recv_rate/3]).
+
+%% min_recv_rate's current period: its start (ms) and the bytes it brought.
+-type recv_rate() :: {integer(), non_neg_integer()}.
+-export_type([recv_rate/0]).
 -export([log/4]).
 -export([peer/1]).
 -export([supervisor_call/4]).
@@ -40,6 +46,26 @@ idle_tick(false, Ticks, _) -> {continue, Ticks + 1}.
 rearm(Transport, Socket, ActiveN) ->
 	_ = Transport:setopts(Socket, [{active, ActiveN}]),
 	ok.
+
+%% min_recv_rate, for a request body or a Websocket frame in progress (the
+%% same rule for HTTP/1.1, HTTP/2 and Websocket): a client that trickles
+%% bytes in (one every few seconds, each resetting idle_timeout) would hold
+%% its connection for ever. Rate is the current period's start and the
+%% bytes it brought; when a period ends with fewer than Min bytes, the
+%% client is too slow. Checked as bytes arrive: silence meets idle_timeout.
+-spec recv_rate_start() -> recv_rate().
+recv_rate_start() ->
+	{erlang:monotonic_time(millisecond), 0}.
+
+-spec recv_rate({pos_integer(), pos_integer()}, recv_rate(), non_neg_integer())
+	-> {ok, recv_rate()} | too_slow.
+recv_rate({Min, Period}, {Start, Got}, Size) ->
+	Now = erlang:monotonic_time(millisecond),
+	if
+		Now - Start < Period -> {ok, {Start, Got + Size}};
+		Got + Size >= Min -> {ok, {Now, 0}};
+		true -> too_slow
+	end.
 
 %% Closing a socket with unread data makes the kernel send a reset, which can
 %% destroy the last response before the client reads it. After our

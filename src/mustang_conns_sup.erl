@@ -2,8 +2,9 @@
 %% than an OTP supervisor because it starts thousands of short-lived children
 %% per second: it spawns connection processes without waiting for an init
 %% acknowledgement, counts them in the listener's mustang_conn_limit, and
-%% wakes its acceptors held back at max_connections. It still answers sys messages and the supervisor calls that
-%% observer and release handling use (which_children, count_children).
+%% wakes its acceptors held back at max_connections. It still answers sys
+%% messages and the supervisor calls that observer and release handling use
+%% (which_children, count_children).
 %%
 %% Shutdown: on the parent's exit signal it asks every connection to stop
 %% (exit signal `shutdown`; connections trap exits and finish the request in

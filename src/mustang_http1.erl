@@ -96,6 +96,7 @@
 	request_timeout :: timeout(),
 	idle_timeout :: timeout(),
 	max_skip :: non_neg_integer(),
+	min_rate :: off | {pos_integer(), pos_integer()},
 	%% The chunked decoder's state at the start of a body (it holds the limits).
 	chunked :: mustang_http1_codec:chunked_state(),
 	hibernate :: boolean(),
@@ -165,6 +166,7 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 				request_timeout = maps:get(request_timeout, Opts),
 				idle_timeout = maps:get(idle_timeout, Opts),
 				max_skip = maps:get(max_skip_body_length, Opts),
+				min_rate = maps:get(min_recv_rate, Opts),
 				chunked = mustang_http1_codec:init_chunked(maps:get(max_trailer_length, Opts),
 					maps:get(max_chunk_ext_length, Opts)),
 				hibernate = maps:get(hibernate, Opts),
@@ -366,10 +368,10 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 		active_n = St#st.active_n,
 		idle_timeout = St#st.idle_timeout,
 		max_skip = St#st.max_skip,
-		min_rate = maps:get(min_recv_rate, St#st.opts),
+		min_rate = St#st.min_rate,
 		rate = case Body of
 			none -> undefined;
-			_ -> {erlang:monotonic_time(millisecond), 0}
+			_ -> mustang_conn_chores:recv_rate_start()
 		end,
 		logger = St#st.logger
 	},

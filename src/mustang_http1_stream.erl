@@ -461,21 +461,17 @@ decode_body(Data, Stream = #stream{body = {chunked, State}}) ->
 		{error, Error = {http_error, _, _}} -> {error, Error}
 	end.
 
-%% min_recv_rate: a body that trickles in (a byte every few seconds, each
-%% one resetting idle_timeout) would hold its connection for ever. When a
-%% period ends with fewer bytes than the minimum, the body is refused
-%% (408: the read fails with too_slow) and the connection closes. Checked
-%% as bytes arrive: a client that sends nothing meets idle_timeout instead.
+%% min_recv_rate (mustang_conn_chores:recv_rate/3): a body slower than the
+%% minimum is refused (408: the read fails with too_slow) and the
+%% connection closes.
 check_rate(_, Stream = #stream{min_rate = off}) ->
 	{ok, Stream};
 check_rate(_, Stream = #stream{rate = undefined}) ->
 	{ok, Stream};
-check_rate(Size, Stream = #stream{min_rate = {Min, Period}, rate = {Start, Got}}) ->
-	Now = erlang:monotonic_time(millisecond),
-	if
-		Now - Start < Period -> {ok, Stream#stream{rate = {Start, Got + Size}}};
-		Got + Size >= Min -> {ok, Stream#stream{rate = {Now, 0}}};
-		true -> too_slow
+check_rate(Size, Stream = #stream{min_rate = MinRate, rate = Rate}) ->
+	case mustang_conn_chores:recv_rate(MinRate, Rate, Size) of
+		{ok, Rate2} -> {ok, Stream#stream{rate = Rate2}};
+		too_slow -> too_slow
 	end.
 
 %% Unread body: discard it when it is small enough, else close (RFC 9112 9.3).

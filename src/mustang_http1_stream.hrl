@@ -50,7 +50,7 @@
 	%% min_recv_rate: at least Bytes of body in every Period ms, counted
 	%% from the start of the body (rate: the current period's start, bytes).
 	min_rate :: off | {pos_integer(), pos_integer()},
-	rate = undefined :: undefined | {integer(), non_neg_integer()},
+	rate = undefined :: undefined | mustang_conn_chores:recv_rate(),
 	%% The result of the last socket write.
 	sent = ok :: ok | {error, any()}
 }).

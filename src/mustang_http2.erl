@@ -107,7 +107,7 @@
 	reason = normal :: mustang_stream:reason(),
 	%% min_recv_rate while the request body comes: the current period's
 	%% start and bytes; too_slow once refused (what follows is dropped).
-	rate = undefined :: undefined | too_slow | {integer(), non_neg_integer()}
+	rate = undefined :: undefined | too_slow | mustang_conn_chores:recv_rate()
 }).
 
 -record(st, {
@@ -440,21 +440,17 @@ event(St, {push_invalid, FullPath, Reason}) ->
 	St.
 
 %% Body data for the stream handlers.
-%% min_recv_rate, as over HTTP/1.1: a request body that trickles in (one
-%% byte per DATA frame every few seconds) is refused once a period brings
-%% less than the minimum: the body read fails (408) and the rest is dropped.
+%% min_recv_rate (mustang_conn_chores:recv_rate/3): a request body slower
+%% than the minimum is refused (the body read fails, 408) and the rest of it
+%% is dropped; the connection goes on.
 stream_data(St, #stream{rate = too_slow}, _, _) ->
 	St;
-stream_data(St = #st{opts = #{min_recv_rate := {Min, Period}}},
-		Stream = #stream{id = StreamID, rate = {Start, Got}}, IsFin, Data) ->
-	Now = ms(),
-	Size = byte_size(Data),
-	if
-		Now - Start < Period ->
-			stream_body(St, Stream#stream{rate = {Start, Got + Size}}, IsFin, Data);
-		Got + Size >= Min ->
-			stream_body(St, Stream#stream{rate = {Now, 0}}, IsFin, Data);
-		true ->
+stream_data(St = #st{opts = #{min_recv_rate := MinRate = {_, _}}},
+		Stream = #stream{id = StreamID, rate = Rate = {_, _}}, IsFin, Data) ->
+	case mustang_conn_chores:recv_rate(MinRate, Rate, byte_size(Data)) of
+		{ok, Rate2} ->
+			stream_body(St, Stream#stream{rate = Rate2}, IsFin, Data);
+		too_slow ->
 			St2 = St#st{streams = (St#st.streams)#{StreamID => Stream#stream{rate = too_slow}}},
 			stream_info(St2, StreamID, {body_error, too_slow})
 	end;
@@ -487,7 +483,7 @@ start_stream(St = #st{streams = Streams}, StreamID, Request, IsFin) ->
 	Req = build_req(St, StreamID, Request, IsFin),
 	Stream = case IsFin of
 		fin -> #stream{id = StreamID};
-		nofin -> #stream{id = StreamID, rate = {ms(), 0}}
+		nofin -> #stream{id = StreamID, rate = mustang_conn_chores:recv_rate_start()}
 	end,
 	try mustang_stream:init_prepared(StreamID, Req, St#st.chain) of
 		%% mustang_stream_h's request process, the default: one copy of the state.

@@ -93,7 +93,7 @@
 	%% min_recv_rate, and the current period (start, bytes) while a frame
 	%% is in progress.
 	min_rate = {1024, 30000} :: off | {pos_integer(), pos_integer()},
-	rate = undefined :: undefined | {integer(), non_neg_integer()},
+	rate = undefined :: undefined | mustang_conn_chores:recv_rate(),
 	%% The message so far as one binary: a fragment kept as its own list
 	%% entry cost 43-70 bytes per payload byte with 1-byte fragments (each a
 	%% sub-binary holding on to the socket data it came in).
@@ -373,24 +373,24 @@ relayed(St0 = #ws{stream = Stream}, Data, Left) ->
 		after_call(St)
 	end.
 
-%% min_recv_rate: a frame trickling in (a byte every few seconds, each one
-%% resetting idle_timeout) would hold the connection for ever. While a frame
-%% is in progress, each period must bring the minimum; checked as bytes
-%% arrive (silence meets idle_timeout).
+%% min_recv_rate (mustang_conn_chores:recv_rate/3) while a frame is in
+%% progress: a frame slower than the minimum closes the connection with 1008.
 incoming(St = #ws{min_rate = off}, Data) ->
 	frames(St, Data);
-incoming(St0 = #ws{min_rate = {Min, Period}}, Data) ->
-	Now = erlang:monotonic_time(millisecond),
-	St = case St0#ws.rate of
-		undefined -> St0;
-		{Start, Got} when Now - Start < Period -> St0#ws{rate = {Start, Got + byte_size(Data)}};
-		{_, Got} when Got + byte_size(Data) >= Min -> St0#ws{rate = {Now, 0}};
-		_ -> protocol_error(St0, 1008, 'The frame arrived slower than min_recv_rate allows.')
+incoming(St0 = #ws{min_rate = MinRate, rate = Rate}, Data) ->
+	St = case Rate of
+		undefined ->
+			St0;
+		_ ->
+			case mustang_conn_chores:recv_rate(MinRate, Rate, byte_size(Data)) of
+				{ok, Rate2} -> St0#ws{rate = Rate2};
+				too_slow -> protocol_error(St0, 1008, 'The frame arrived slower than min_recv_rate allows.')
+			end
 	end,
 	St2 = frames(St, Data),
 	case {mustang_ws_frame:in_frame(St2#ws.frame), St2#ws.rate} of
 		{false, _} -> St2#ws{rate = undefined};
-		{true, undefined} -> St2#ws{rate = {Now, 0}};
+		{true, undefined} -> St2#ws{rate = mustang_conn_chores:recv_rate_start()};
 		{true, _} -> St2
 	end.
 
