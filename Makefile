@@ -9,6 +9,9 @@
 #                   1,000,000 HTTP requests and 100,000 Websocket sessions
 #                   (SOAK_REQUESTS, SOAK_WS_SESSIONS), then processes, ports
 #                   and memory back within 5%; `make test' runs a short version
+#   make example NAME=hello_world
+#                   build and run one example of examples/ in the foreground
+#                   (PORT, TLS_PORT; examples/README.md)
 #   make setup      install missing apt packages and the Python venv (_tools/venv)
 #   make demo | xref | dialyzer | eunit | ct | clean
 
@@ -30,7 +33,7 @@ define build_demo
 	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
 endef
 
-.PHONY: all setup compile demo run test xref dialyzer eunit ct bench soak clean
+.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak clean
 
 all: compile
 
@@ -45,6 +48,9 @@ demo: compile
 
 run: setup demo
 	scripts/run_demo.sh
+
+example: setup compile
+	scripts/run_example.sh $(NAME)
 
 # Each step fails the make when it fails; cheapest checks first.
 test: setup
