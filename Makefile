@@ -9,6 +9,10 @@
 #                   1,000,000 HTTP requests and 100,000 Websocket sessions
 #                   (SOAK_REQUESTS, SOAK_WS_SESSIONS), then processes, ports
 #                   and memory back within 5%; `make test' runs a short version
+#   make fuzz       fuzz a live server (test/fuzz_SUITE): FUZZ_SECONDS (300) for each
+#                   of its four targets, HTTP/1.1, HTTP/2 frames, HPACK, Websocket;
+#                   make test runs the same suite for 7 s each
+#                   (doc/internals/fuzzing.md)
 #   make setup      install missing apt packages and the Python venv (_tools/venv)
 #   make demo | xref | dialyzer | eunit | ct | clean
 
@@ -30,7 +34,7 @@ define build_demo
 	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
 endef
 
-.PHONY: all setup compile demo run test xref dialyzer eunit ct bench soak clean
+.PHONY: all setup compile demo run test xref dialyzer eunit ct bench soak fuzz clean
 
 all: compile
 
@@ -78,6 +82,11 @@ SOAK_WS_SESSIONS ?= 100000
 soak: setup
 	SOAK_REQUESTS=$(SOAK_REQUESTS) SOAK_WS_SESSIONS=$(SOAK_WS_SESSIONS) \
 		$(REBAR) ct --suite=test/soak_SUITE
+
+FUZZ_SECONDS ?= 300
+
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) $(REBAR) ct --suite=test/fuzz_SUITE
 
 # Keeps _tools/ (installed tools), _bench/results-*/ and the global dialyzer
 # PLT in ~/.cache/rebar3.
