@@ -168,7 +168,7 @@ fuzz(Config, Target) ->
 		Sups = sup_pids(),
 		Base = stable_counts(),
 		Start = erlang:monotonic_time(millisecond),
-		Result = rounds(Ctx, Start + Budget * 1000, 0),
+		Result = rounds(Ctx#{sups => Sups}, Start + Budget * 1000, 0),
 		Elapsed = erlang:monotonic_time(millisecond) - Start,
 		summary(Target, Stats, Elapsed),
 		case Result of
@@ -262,9 +262,12 @@ runs(B = <<C, _/bits>>) ->
 same(<<C, Rest/bits>>, C, N) -> same(Rest, C, N + 1);
 same(_, _, N) -> N.
 
-%% How many printable bytes B starts with.
-text(<<C, Rest/bits>>, N) when C >= 32, C < 127; C =:= $\r; C =:= $\n; C =:= $\t ->
-	text(Rest, N + 1);
+%% How many printable bytes B starts with, up to a run of one byte.
+text(B = <<C, Rest/bits>>, N) when C >= 32, C < 127; C =:= $\r; C =:= $\n; C =:= $\t ->
+	case same(B, C, 0) >= 16 of
+		true -> N;
+		false -> text(Rest, N + 1)
+	end;
 text(_, N) ->
 	N.
 
@@ -283,13 +286,16 @@ case_bytes(hpack, Case) -> mustang_fuzz_gen:hpack_bytes(Case, <<"http">>);
 case_bytes(websocket, Case) -> mustang_fuzz_gen:ws_bytes(Case).
 
 %% The property: one batch of cases, run in parallel, then (a), (b), (d).
-%% Once shrinking has run for SHRINK_SECONDS, every batch passes: PropEr
-%% then stops with the smallest failing batch found so far.
-check_batch(Ctx = #{stats := Stats}, Batch) ->
+%% Once shrinking has run for SHRINK_SECONDS, or when a supervisor restarted
+%% since the target started (what runs next no longer meets the same
+%% server), every batch passes: PropEr then stops with the smallest failing
+%% batch found so far.
+check_batch(Ctx = #{stats := Stats, sups := Sups}, Batch) ->
 	Now = erlang:monotonic_time(millisecond),
 	case ets:lookup(Stats, first_failure) of
 		[{_, T}] when T + ?SHRINK_SECONDS * 1000 < Now -> true;
-		_ -> run_batch_checks(Ctx, Batch)
+		[_] -> sup_pids() =/= Sups orelse run_batch_checks(Ctx, Batch);
+		[] -> run_batch_checks(Ctx, Batch)
 	end.
 
 run_batch_checks(Ctx = #{stats := Stats}, Batch) ->
@@ -478,7 +484,8 @@ http1_run(Ctx, Case = #{listener := Listener, splits := Splits}) ->
 	Result = with_connection(Ctx, Listener, <<"http/1.1">>, fun(Sock) ->
 		_ = [send(Sock, Piece) || Piece <- mustang_fuzz_gen:split(Bytes, Splits)],
 		send(Sock, Probe),
-		http1_read(Sock, <<>>, ProbeBody, deadline())
+		Head = binary:match(Bytes, <<"HEAD">>) =/= nomatch,
+		http1_read(Sock, <<>>, {ProbeBody, Head}, deadline())
 	end),
 	case {Result, mustang_fuzz_gen:http1_expects_probe(Case)} of
 		{{fail, Why}, _} ->
@@ -502,26 +509,27 @@ http1_run(Ctx, Case = #{listener := Listener, splits := Splits}) ->
 			{ok, Outcome}
 	end.
 
-http1_read(Sock, Buf, ProbeBody, Deadline) ->
+%% Probe: the body of the probe's response, and whether HEAD was sent.
+http1_read(Sock, Buf, Probe = {ProbeBody, Head}, Deadline) ->
 	case recv(Sock, Deadline) of
 		{data, Data} ->
 			Buf2 = <<Buf/binary, Data/binary>>,
-			case mustang_fuzz_oracle:http1_parse(Buf2, false) of
+			case mustang_fuzz_oracle:http1_parse(Buf2, false, Head) of
 				{ok, Resps, <<>>} ->
 					case lists:last([undefined | Resps]) of
 						#{status := 200, body := ProbeBody} -> {answered, Resps};
-						_ -> http1_read(Sock, Buf2, ProbeBody, Deadline)
+						_ -> http1_read(Sock, Buf2, Probe, Deadline)
 					end;
 				{ok, Resps, {switch, websocket, Rest}} ->
 					ws_close_reply(Sock, Resps, Rest, byte_size(Data)),
-					http1_read(Sock, Buf2, ProbeBody, Deadline);
+					http1_read(Sock, Buf2, Probe, Deadline);
 				{ok, _, _} ->
-					http1_read(Sock, Buf2, ProbeBody, Deadline);
+					http1_read(Sock, Buf2, Probe, Deadline);
 				{error, Why} ->
 					{fail, {bad_response, Why, Buf2}}
 			end;
 		closed ->
-			case mustang_fuzz_oracle:http1_parse(Buf, true) of
+			case mustang_fuzz_oracle:http1_parse(Buf, true, Head) of
 				{ok, Resps, <<>>} -> {closed, Resps};
 				{ok, Resps, {switch, Protocol, Rest}} -> switched(Protocol, Resps, Rest);
 				{error, Why} -> {fail, {bad_response, Why, Buf}}
@@ -891,9 +899,11 @@ oracle_self_check(_) ->
 	{ok, [#{status := 200, body := <<"ok">>}], <<>>} = O:http1_parse(Ok, false),
 	{ok, [#{body := <<"ab">>}, #{body := <<"ok">>}], <<>>} =
 		O:http1_parse(<<Chunked/binary, Ok/binary>>, true),
-	%% A response to HEAD, then another.
+	%% A response to HEAD, then another; without a HEAD sent, a missing body.
 	{ok, [#{status := 200}, #{body := <<"ok">>}], <<>>} = O:http1_parse(
-		<<"HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\n", Ok/binary>>, true),
+		<<"HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\n", Ok/binary>>, true, true),
+	{error, _} = O:http1_parse(<<"HTTP/1.1 400 Bad Request\r\ncontent-length: 1\r\n"
+		"connection: close\r\n\r\n">>, true),
 	{ok, [], {more, _}} = O:http1_parse(<<"HTTP/1.1 200 OK\r\ncontent">>, false),
 	{error, {incomplete_head, _}} = O:http1_parse(<<"HTTP/1.1 200 OK\r\ncontent">>, true),
 	{error, {bad_status_line, _}} = O:http1_parse(<<"HTTP/1.1 2x0 OK\r\n\r\n">>, false),

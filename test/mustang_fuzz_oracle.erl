@@ -28,6 +28,7 @@
 
 %% HTTP/1.1.
 -export([http1_parse/2]).
+-export([http1_parse/3]).
 
 %% HTTP/2.
 -export([h2_init/0]).
@@ -54,23 +55,28 @@
 %%   {switch, Protocol, Rest}   the server switched to Protocol: after a 101
 %%                              (websocket or h2c), or from the first byte
 %%                              (h2, HTTP/2 by prior knowledge)
-%% A response to HEAD has the headers of a body but no body: where a body
-%% does not fit, the response is read again without one.
-http1_parse(<<>>, _) ->
+http1_parse(Bytes, Closed) ->
+	http1_parse(Bytes, Closed, false).
+
+%% Head: the client may have sent HEAD requests. A response to HEAD has the
+%% headers of a body but no body: where a body does not fit, the response
+%% is then read again without one.
+http1_parse(<<>>, _, _) ->
 	{ok, [], <<>>};
-http1_parse(Bytes = <<"HTTP/", _/bits>>, Closed) ->
-	responses(Bytes, Closed, []);
-http1_parse(Bytes, false) when byte_size(Bytes) < 5 ->
+http1_parse(Bytes = <<"HTTP/", _/bits>>, Closed, Head) ->
+	responses(Bytes, #{closed => Closed, head => Head}, []);
+http1_parse(Bytes, false, _) when byte_size(Bytes) < 5 ->
 	case binary:longest_common_prefix([Bytes, <<"HTTP/">>]) =:= byte_size(Bytes) of
 		true -> {ok, [], {more, Bytes}};
 		false -> {ok, [], {switch, h2, Bytes}}
 	end;
-http1_parse(Bytes, _) ->
+http1_parse(Bytes, _, _) ->
 	{ok, [], {switch, h2, Bytes}}.
 
+%% Read: #{closed, head}, the arguments of http1_parse/3.
 responses(<<>>, _, Acc) ->
 	{ok, lists:reverse(Acc), <<>>};
-responses(Bytes, Closed, Acc) ->
+responses(Bytes, Read = #{closed := Closed}, Acc) ->
 	case binary:match(Bytes, <<"\r\n\r\n">>) of
 		nomatch when Closed ->
 			{error, {incomplete_head, Bytes}};
@@ -82,7 +88,7 @@ responses(Bytes, Closed, Acc) ->
 		{Pos, 4} ->
 			<<Head:Pos/binary, _:4/binary, Rest/bits>> = Bytes,
 			case head(Head) of
-				{ok, Resp} -> body(Resp, Rest, Closed, Acc);
+				{ok, Resp} -> body(Resp, Rest, Read, Acc);
 				Error -> Error
 			end
 	end.
@@ -172,10 +178,10 @@ body(Resp = #{status := 101, headers := Headers}, Rest, _, Acc) ->
 		Other -> Other
 	end,
 	{ok, lists:reverse([Resp#{body => <<>>} | Acc]), {switch, Protocol, Rest}};
-body(Resp = #{status := Status}, Rest, Closed, Acc)
+body(Resp = #{status := Status}, Rest, Read, Acc)
 		when Status < 200; Status =:= 204; Status =:= 304 ->
-	next(Resp#{body => <<>>}, Rest, Closed, Acc);
-body(Resp = #{headers := Headers}, Rest, Closed, Acc) ->
+	next(Resp#{body => <<>>}, Rest, Read, Acc);
+body(Resp = #{headers := Headers}, Rest, Read = #{closed := Closed, head := Head}, Acc) ->
 	Normal = case {proplists:get_value(<<"transfer-encoding">>, Headers),
 			proplists:get_value(<<"content-length">>, Headers)} of
 		{<<"chunked">>, _} -> chunked(Rest, Closed, []);
@@ -184,10 +190,10 @@ body(Resp = #{headers := Headers}, Rest, Closed, Acc) ->
 		{_, CL} -> exact(Rest, binary_to_integer(CL), Closed)
 	end,
 	Results = [case Normal of
-		{ok, Body, Rest2} -> next(Resp#{body => Body}, Rest2, Closed, Acc);
+		{ok, Body, Rest2} -> next(Resp#{body => Body}, Rest2, Read, Acc);
 		more -> {ok, lists:reverse(Acc), {more, Rest}};
 		Error -> Error
-	end, next(Resp#{body => <<>>, head => true}, Rest, Closed, Acc)],
+	end | [next(Resp#{body => <<>>, head => true}, Rest, Read, Acc) || Head]],
 	best(Results).
 
 %% The reading that uses every byte, else one that waits for more, else
@@ -202,13 +208,13 @@ best(Results) ->
 	end.
 
 %% After a response with "connection: close" nothing may follow.
-next(Resp = #{headers := Headers}, Rest, Closed, Acc) ->
+next(Resp = #{headers := Headers}, Rest, Read, Acc) ->
 	Close = lists:member(<<"close">>, [string:lowercase(string:trim(T))
 		|| V <- proplists:get_all_values(<<"connection">>, Headers),
 			T <- binary:split(V, <<",">>, [global])]),
 	case Close andalso Rest =/= <<>> of
 		true -> {error, {bytes_after_connection_close, Resp, Rest}};
-		false -> responses(Rest, Closed, [Resp | Acc])
+		false -> responses(Rest, Read, [Resp | Acc])
 	end.
 
 exact(Bytes, Length, _) when byte_size(Bytes) >= Length ->
