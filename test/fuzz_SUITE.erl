@@ -340,7 +340,7 @@ summary(Target, Stats, Elapsed) ->
 		[Target, Cases, proplists:get_value(batches, All, 0), Elapsed / 1000,
 			Cases * 1000 / max(1, Elapsed), [KV || KV = {K, _} <- All, is_tuple(K)]]),
 	ct:log("~s", [Line]),
-	ct:pal("fuzz ~s", [Line]),
+	io:format(user, "~nfuzz ~s~n", [Line]),
 	ct:comment("~s", [Line]).
 
 run_batch(Ctx, Batch) ->
