@@ -12,6 +12,10 @@
 #   make example NAME=hello_world
 #                   build and run one example of examples/ in the foreground
 #                   (PORT, TLS_PORT; examples/README.md)
+#   make fuzz       fuzz a live server (test/fuzz_SUITE): FUZZ_SECONDS (300) for each
+#                   of its four targets, HTTP/1.1, HTTP/2 frames, HPACK, Websocket;
+#                   make test runs the same suite for 7 s each
+#                   (doc/internals/fuzzing.md)
 #   make setup      install missing apt packages and the Python venv (_tools/venv)
 #   make demo | xref | dialyzer | eunit | ct | clean
 
@@ -33,7 +37,7 @@ define build_demo
 	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
 endef
 
-.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak clean
+.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak fuzz clean
 
 all: compile
 
@@ -84,6 +88,11 @@ SOAK_WS_SESSIONS ?= 100000
 soak: setup
 	SOAK_REQUESTS=$(SOAK_REQUESTS) SOAK_WS_SESSIONS=$(SOAK_WS_SESSIONS) \
 		$(REBAR) ct --suite=test/soak_SUITE
+
+FUZZ_SECONDS ?= 300
+
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) $(REBAR) ct --suite=test/fuzz_SUITE
 
 # Keeps _tools/ (installed tools), _bench/results-*/ and the global dialyzer
 # PLT in ~/.cache/rebar3.

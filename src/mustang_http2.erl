@@ -579,9 +579,15 @@ maybe_end_stream(St = #st{streams = Streams}, StreamID) ->
 %% After a GOAWAY (ours or the client's), the connection ends with its last
 %% stream.
 maybe_close_connection(St = #st{streams = Streams, m = M}) when map_size(Streams) =:= 0 ->
-	case mustang_http2_machine:closing(M) of
-		true -> terminate(flush_out(St), normal);
-		false -> St
+	case {mustang_http2_machine:closing(M), mustang_http2_machine:shutdown(M)} of
+		{true, goaway} ->
+			terminate(flush_out(St), normal);
+		{true, _} ->
+			%% The client's GOAWAY came first: ours still goes before the
+			%% close (RFC 9113 6.8).
+			terminate(flush_out(St#st{m = mustang_http2_machine:final_goaway(M)}), normal);
+		{false, _} ->
+			St
 	end;
 maybe_close_connection(St) ->
 	St.

@@ -332,7 +332,11 @@ frames_other(M, Bin, Max) ->
 			frames(self_dependent_headers(M, Bin, StreamID), Rest);
 		{stream_error, StreamID, Code, Reason, Rest} ->
 			expect_no_continuation(M),
-			frames(mustang_http2_machine_send:stream_error(M, StreamID, Code, Reason), Rest);
+			M2 = case StreamID > M#m.last_stream_id andalso not is_map_key(StreamID, M#m.streams) of
+				true -> M#m{reset_idle = lists:sublist([StreamID | M#m.reset_idle], 32)};
+				false -> M
+			end,
+			frames(mustang_http2_machine_send:stream_error(M2, StreamID, Code, Reason), Rest);
 		{connection_error, Code, Reason} ->
 			connection_error(Code, Reason)
 	end.
@@ -618,8 +622,13 @@ headers_decoded(M = #m{streams = Streams, last_stream_id = Last}, StreamID, IsFi
 						'HEADERS frame received on a closed stream. (RFC9113 5.1)')
 			end;
 		_ ->
-			new_stream(M#m{last_stream_id = StreamID, skipped = skip(Last, StreamID, M#m.skipped)},
-				StreamID, IsFin, Result)
+			M2 = M#m{last_stream_id = StreamID, skipped = skip(Last, StreamID, M#m.skipped)},
+			case lists:member(StreamID, M#m.reset_idle) of
+				%% We reset it: frames on a stream closed by our RST_STREAM
+				%% are ignored (RFC 9113 5.1); the block was decoded.
+				true -> M2#m{reset_idle = lists:delete(StreamID, M#m.reset_idle)};
+				false -> new_stream(M2, StreamID, IsFin, Result)
+			end
 	end.
 
 skip(Last, StreamID, Skipped) when StreamID =:= Last + 2; StreamID =:= 1, Last =:= 0 ->

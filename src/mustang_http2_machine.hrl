@@ -79,6 +79,10 @@
 	%% {From, To} ranges, newest first, at most 32: a HEADERS on one of them
 	%% is a protocol error, on an opened one a STREAM_CLOSED error.
 	skipped = [] :: [{pos_integer(), pos_integer()}],
+	%% Idle client stream ids we reset (a PRIORITY frame that made the stream
+	%% depend on itself), newest first, at most 32: they are closed, and a
+	%% HEADERS frame on one is ignored (RFC 9113 5.1).
+	reset_idle = [] :: [pos_integer()],
 	%% Streams with queued data or held callers, in the order they are served.
 	sending = [] :: [pos_integer()],
 	queued = 0 :: non_neg_integer(),

@@ -106,6 +106,8 @@
 	validate_utf8 :: boolean(),
 	idle_timeout :: timeout(),
 	close_timeout :: timeout(),
+	%% HTTP/1.1: the listener's linger_timeout, for the socket's close.
+	linger_timeout = 1000 :: timeout(),
 	active_n :: pos_integer(),
 	active = true :: boolean(),
 	hibernate = false :: boolean(),
@@ -255,6 +257,7 @@ takeover(Parent, Ref, Transport, Socket, ProtoOpts, Buffer, DynBuf,
 	St = St0#ws{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
 		messages = Transport:messages(), dynbuf = DynBuf,
 		active_n = maps:get(active_n, Opts, maps:get(active_n, ProtoOpts, 100)),
+		linger_timeout = maps:get(linger_timeout, ProtoOpts, 1000),
 		logger = maps:get(logger, ProtoOpts, logger)},
 	start(St, Buffer).
 
@@ -664,7 +667,12 @@ terminate(St = #ws{handler = Handler, hstate = HState, req = Req}, Reason) ->
 		#ws{socket = undefined, stream = {ConnPid, StreamID}} ->
 			%% End our side of the stream; the connection ends the rest.
 			ConnPid ! {{ConnPid, StreamID}, {data, fin, <<>>}};
-		#ws{transport = Transport, socket = Socket} ->
+		#ws{transport = Transport, socket = Socket, linger_timeout = Linger} ->
+			%% A close with unread data sends a reset, which can destroy our
+			%% close frame before the client reads it: half-close, then read
+			%% what the client still sends (mustang_conn_chores:linger/3).
+			_ = Transport:shutdown(Socket, write),
+			mustang_conn_chores:linger(Transport, Socket, Linger),
 			_ = Transport:close(Socket)
 	end,
 	exit(exit_reason(St#ws.shutdown_reason, Reason)).

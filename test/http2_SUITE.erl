@@ -58,6 +58,7 @@ groups() ->
 			connect_protocol_disabled,
 			flow_control_backpressure,
 			goaway_on_stop,
+			client_goaway,
 			content_length_mismatch,
 			self_dependent_headers,
 			server_push,
@@ -797,6 +798,52 @@ goaway_on_stop(Config) ->
 		[null, <<"REFUSED_STREAM">>]), R),
 	eq("connection closed", true, get_in([closed], R), R).
 
+client_goaway(Config) ->
+	doc("After the client's GOAWAY the server ends the connection with a GOAWAY of its own "
+		"(NO_ERROR, the last stream it processed) before closing: at once when no stream is "
+		"open, after the stream in flight completes otherwise. (RFC 9113 6.8: endpoints "
+		"SHOULD always send a GOAWAY frame before closing a connection.) Found by "
+		"fuzz_SUITE."),
+	Port = ?config(port, Config),
+	Start = [mustang_http2_frame:preface(), mustang_http2_frame:settings(#{}),
+		mustang_http2_frame:settings_ack()],
+	Goaway = mustang_http2_frame:goaway(0, no_error, <<>>),
+	Idle = frames_until_closed(Port, [Start, Goaway]),
+	case [F || F = {goaway, _, _, _} <- Idle] of
+		[{goaway, 0, no_error, _}] -> ok;
+		_ -> ct:fail("no stream open: expected GOAWAY(0, NO_ERROR) then the close; got ~p",
+			[Idle])
+	end,
+	{Block, _} = mustang_hpack:encode([{<<":method">>, <<"GET">>}, {<<":scheme">>, <<"http">>},
+		{<<":path">>, <<"/slow/300">>}, {<<":authority">>, <<"localhost">>}], mustang_hpack:init()),
+	InFlight = frames_until_closed(Port, [Start, mustang_http2_frame:headers(1, fin, Block),
+		Goaway]),
+	case lists:dropwhile(fun(F) -> not is_tuple(F) orelse element(1, F) =/= data end, InFlight) of
+		[{data, 1, fin, <<"slow">>}, {goaway, 1, no_error, _}, {recv_error, closed}] -> ok;
+		_ -> ct:fail("stream 1 in flight: expected its response, then GOAWAY(1, NO_ERROR), "
+			"then the close; got ~p", [InFlight])
+	end.
+
+%% Sends Data on a new connection; the frames received until it closes.
+frames_until_closed(Port, Data) ->
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, Data),
+	Frames = frames_until_closed(S, <<>>, []),
+	ok = gen_tcp:close(S),
+	ct:log("~p", [Frames]),
+	Frames.
+
+frames_until_closed(S, Buffer, Acc) ->
+	case mustang_http2_frame:parse(Buffer, 16384) of
+		{ok, Frame, Rest} ->
+			frames_until_closed(S, Rest, [Frame | Acc]);
+		_ ->
+			case gen_tcp:recv(S, 0, 5000) of
+				{ok, Data} -> frames_until_closed(S, <<Buffer/binary, Data/binary>>, Acc);
+				{error, Reason} -> lists:reverse([{recv_error, Reason} | Acc])
+			end
+	end.
+
 content_length_mismatch(Config) ->
 	doc("DATA that adds up to less or more than content-length: RST_STREAM "
 		"PROTOCOL_ERROR, no response; an exact one is served. (RFC 9113 8.1.1)"),
@@ -1010,7 +1057,8 @@ mutated_frames_property(Config) ->
 	ok = logger:add_handler(h2_test_errors, ?MODULE, #{level => error}),
 	try
 		Counts = ets:new(h2_test_outcomes, [public]),
-		Prop = ?FORALL(Seq, frame_sequence(), check_sequence(Port, Seq, Counts)),
+		Prop = ?FORALL(Seq, mustang_fuzz_gen:frame_sequence(),
+			check_sequence(Port, Seq, Counts)),
 		Result = proper:quickcheck(Prop, [{numtests, 250}, {max_shrinks, 30}, {to_file, user},
 			long_result]),
 		Outcomes = lists:sort(ets:tab2list(Counts)),
@@ -1085,7 +1133,8 @@ next_frame(_) ->
 %% GET / on a new connection with prior knowledge answers 200.
 fresh_request(Port) ->
 	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}, {nodelay, true}]),
-	{Block, _} = mustang_hpack:encode(request_headers(<<"/">>), mustang_hpack:init()),
+	{Block, _} = mustang_hpack:encode(mustang_fuzz_gen:request_headers(<<"/">>),
+		mustang_hpack:init()),
 	_ = gen_tcp:send(S, [mustang_http2_frame:preface(), mustang_http2_frame:settings(#{}),
 		mustang_http2_frame:settings_ack(), mustang_http2_frame:headers(1, fin, Block)]),
 	Result = wait_status(S, <<>>, erlang:monotonic_time(millisecond) + 5000),
@@ -1121,108 +1170,3 @@ header_block(Flags, Payload0) ->
 		0 -> Payload;
 		_ -> <<_:40, Block/bits>> = Payload, Block
 	end.
-
-request_headers(Path) ->
-	[{<<":method">>, <<"GET">>}, {<<":scheme">>, <<"http">>}, {<<":path">>, Path},
-		{<<":authority">>, <<"localhost">>}].
-
-%% Generators: valid frames from the frame builders, then mutations.
-
-frame_sequence() ->
-	?LET({Frames, ListMuts, ByteMuts},
-		{non_empty(list(valid_frame())), list(list_mutation()), list(byte_mutation())},
-		mutate_bytes(iolist_to_binary(mutate_list([iolist_to_binary(F) || F <- Frames],
-			ListMuts)), ByteMuts)).
-
-stream_id() ->
-	oneof([1, 3, 5, 7, range(1, 99), range(0, 16#7fffffff)]).
-
-valid_frame() ->
-	frequency([
-		{5, ?LET({Sid, Fin, Path}, {stream_id(), oneof([fin, nofin]), path()},
-			mustang_http2_frame:headers(Sid, Fin, element(1,
-				mustang_hpack:encode(request_headers(Path), mustang_hpack:init()))))},
-		{2, ?LET({Sid, Fin, Path, Max}, {stream_id(), oneof([fin, nofin]), path(), range(1, 20)},
-			mustang_http2_frame:headers(Sid, Fin, element(1,
-				mustang_hpack:encode(request_headers(Path), mustang_hpack:init())), Max))},
-		{4, ?LET({Sid, Fin, Data}, {stream_id(), oneof([fin, nofin]), binary()},
-			mustang_http2_frame:data(Sid, Fin, Data))},
-		{1, ?LET({Sid, Dep, W}, {stream_id(), stream_id(), range(1, 256)},
-			mustang_http2_frame:priority(Sid, shared, Dep, W))},
-		{2, ?LET({Sid, Code}, {stream_id(), oneof([cancel, no_error, protocol_error])},
-			mustang_http2_frame:rst_stream(Sid, Code))},
-		{2, ?LET(S, settings_map(), mustang_http2_frame:settings(S))},
-		{1, mustang_http2_frame:settings_ack()},
-		{2, ?LET(N, range(0, 16#ffffffffffffffff), mustang_http2_frame:ping(N))},
-		{1, ?LET(N, range(0, 16#ffffffffffffffff), mustang_http2_frame:ping_ack(N))},
-		{2, ?LET(N, range(1, 16#7fffffff), mustang_http2_frame:window_update(N))},
-		{2, ?LET({Sid, N}, {stream_id(), range(1, 16#7fffffff)},
-			mustang_http2_frame:window_update(Sid, N))},
-		{2, ?LET({Sid, Fin, Bin}, {stream_id(), oneof([head_fin, head_nofin]), binary()},
-			mustang_http2_frame:continuation(Sid, Fin, Bin))},
-		{1, ?LET({Sid, Code}, {stream_id(), oneof([no_error, protocol_error])},
-			mustang_http2_frame:goaway(Sid, Code, <<>>))},
-		{1, ?LET({Sid, Promised}, {stream_id(), stream_id()},
-			mustang_http2_frame:push_promise(Sid, head_fin, Promised, <<16#82>>))},
-		{2, raw_frame()}
-	]).
-
-path() ->
-	oneof([<<"/">>, <<"/version">>, <<"/read_body">>, <<"/push">>, <<"/stream/trailers">>,
-		<<"/crash/none">>, <<"/slow/10">>]).
-
-settings_map() ->
-	?LET(L, list(oneof([
-		{header_table_size, range(0, 65536)},
-		{enable_push, oneof([false])},
-		{max_concurrent_streams, range(0, 200)},
-		{initial_window_size, range(0, 16#7fffffff)},
-		{max_frame_size, range(16384, 16777215)},
-		{max_header_list_size, range(0, 100000)}
-	])), maps:from_list(L)).
-
-%% Any frame header (types 0-12, any flags, any stream) with a short payload.
-raw_frame() ->
-	?LET({Type, Flags, Sid, Payload}, {range(0, 12), byte(), range(0, 16#7fffffff), binary()},
-		<<(byte_size(Payload)):24, Type:8, Flags:8, 0:1, Sid:31, Payload/binary>>).
-
-list_mutation() ->
-	oneof([{duplicate, nat()}, {swap, nat(), nat()}, {drop, nat()}]).
-
-byte_mutation() ->
-	oneof([{flip, nat(), range(1, 255)}, {truncate, nat()}, {insert, nat(), binary()}]).
-
-mutate_list(Frames, Muts) ->
-	lists:foldl(fun(Mut, Fs) -> mutate_list1(Mut, Fs) end, Frames, Muts).
-
-mutate_list1(_, []) ->
-	[];
-mutate_list1({duplicate, I}, Fs) ->
-	N = I rem length(Fs),
-	{A, [F | B]} = lists:split(N, Fs),
-	A ++ [F, F | B];
-mutate_list1({drop, I}, Fs) ->
-	N = I rem length(Fs),
-	{A, [_ | B]} = lists:split(N, Fs),
-	A ++ B;
-mutate_list1({swap, I, J}, Fs) ->
-	T = list_to_tuple(Fs),
-	X = I rem tuple_size(T) + 1,
-	Y = J rem tuple_size(T) + 1,
-	tuple_to_list(setelement(Y, setelement(X, T, element(Y, T)), element(X, T))).
-
-mutate_bytes(Bin, Muts) ->
-	lists:foldl(fun(Mut, B) -> mutate_bytes1(Mut, B) end, Bin, Muts).
-
-mutate_bytes1(_, <<>>) ->
-	<<>>;
-mutate_bytes1({flip, I, X}, B) ->
-	N = I rem byte_size(B),
-	<<Pre:N/binary, C, Post/binary>> = B,
-	<<Pre/binary, (C bxor X), Post/binary>>;
-mutate_bytes1({truncate, I}, B) ->
-	binary:part(B, 0, I rem byte_size(B));
-mutate_bytes1({insert, I, X}, B) ->
-	N = I rem byte_size(B),
-	<<Pre:N/binary, Post/binary>> = B,
-	<<Pre/binary, X/binary, Post/binary>>.

@@ -397,6 +397,17 @@ headers_test_() ->
 			{Blk2, _} = mustang_hpack:encode(req_fields() ++ [{<<"x-a">>, <<"1">>}], E),
 			{ok, Events, _} = feed([Self, ?F:headers(3, fin, Blk2)], ready()),
 			?assertMatch([{stream_error, 1, protocol_error, _}, {headers, 3, fin, _}], Events)
+		end},
+		%% Found by fuzz_SUITE: the request on stream 3 was answered after
+		%% its RST_STREAM.
+		{"a PRIORITY frame that makes an idle stream depend on itself closes it", fun() ->
+			{_, M0} = out(ready()),
+			{ok, [{stream_error, 3, protocol_error, _}], M} =
+				feed(?F:priority(3, shared, 3, 16), M0),
+			{[{rst_stream, 3, protocol_error}], M2} = out(M),
+			{ok, [], M3} = feed(req(3, fin), M2),
+			{[], M4} = out(M3),
+			{ok, [{headers, 5, fin, _}], _} = feed(req(5, fin), M4)
 		end}
 	].
 

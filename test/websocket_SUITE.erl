@@ -27,7 +27,7 @@ suite() ->
 	[{timetrap, {seconds, 300}}].
 
 all() ->
-	[{group, conformance}, {group, clients}, {group, browser}, {group, demo}].
+	[{group, conformance}, {group, closing}, {group, clients}, {group, browser}, {group, demo}].
 
 groups() ->
 	[
@@ -36,6 +36,10 @@ groups() ->
 			conformance_http1_tls,
 			conformance_http2,
 			conformance_http2_tls
+		]},
+		{closing, [parallel], [
+			close_frame_reaches_busy_client,
+			close_frame_reaches_busy_client_tls
 		]},
 		{clients, [parallel], [
 			python_websockets,
@@ -153,6 +157,51 @@ summary_int(Key, Summary) ->
 	{match, [N]} = re:run(Summary, <<"\"", Key/binary, "\": ([0-9]+)">>,
 		[{capture, all_but_first, binary}]),
 	binary_to_integer(N).
+
+%% Closing.
+
+close_frame_reaches_busy_client(Config) ->
+	doc("A client that breaks the protocol and keeps sending gets the close frame (1002) "
+		"and then the end of the connection, not a TCP reset that destroys the close "
+		"frame: the server half-closes and reads what still comes before it closes "
+		"(RFC 6455 7.1.1, 7.1.7). Found by fuzz_SUITE."),
+	close_frame_reaches_busy_client(gen_tcp, ?config(port, Config)).
+
+close_frame_reaches_busy_client_tls(Config) ->
+	doc("The same over TLS."),
+	close_frame_reaches_busy_client(ssl, ?config(tls_port, Config)).
+
+close_frame_reaches_busy_client(Mod, Port) ->
+	Opts = [binary, {active, false}] ++ case Mod of
+		ssl -> [{verify, verify_none}];
+		gen_tcp -> [{nodelay, true}]
+	end,
+	Results = [begin
+		{ok, S} = Mod:connect("127.0.0.1", Port, Opts, 5000),
+		ok = Mod:send(S, <<"GET /ws HTTP/1.1\r\nhost: localhost\r\nconnection: Upgrade\r\n"
+			"upgrade: websocket\r\nsec-websocket-version: 13\r\n"
+			"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n">>),
+		{ok, <<"HTTP/1.1 101 ", _/bits>>} = Mod:recv(S, 0, 5000),
+		%% A reserved opcode (1002), then bytes the server can only drop,
+		%% still arriving after the server decided to close.
+		ok = Mod:send(S, <<16#83, 16#80, 0:32>>),
+		_ = [begin timer:sleep(2), Mod:send(S, binary:copy(<<16#ff>>, 2000)) end
+			|| _ <- lists:seq(1, 20)],
+		Received = recv_until_closed(Mod, S, <<>>),
+		ok = Mod:close(S),
+		Received
+	end || _ <- lists:seq(1, 10)],
+	case lists:usort(Results) of
+		[<<16#88, 2, 1002:16>>] -> ok;
+		Other -> ct:fail("expected each connection to receive the close frame 1002 then "
+			"the close; received ~p", [Other])
+	end.
+
+recv_until_closed(Mod, S, Acc) ->
+	case Mod:recv(S, 0, 5000) of
+		{ok, Data} -> recv_until_closed(Mod, S, <<Acc/binary, Data/binary>>);
+		{error, _} -> Acc
+	end.
 
 %% Clients.
 
