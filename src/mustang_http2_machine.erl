@@ -230,6 +230,9 @@ stream(StreamID, #m{streams = Streams}) ->
 %% Incoming bytes, in any split.
 
 -spec parse(binary(), integer(), machine()) -> {more, machine()} | result().
+parse(<<>>, _, M = #m{partial = none, buffer = <<>>}) ->
+	%% Called again after events, with nothing left: the usual case.
+	{more, M};
 parse(Data, Now, M0) ->
 	run(M0, Now, fun(M) -> socket_data(M, Data) end, more).
 
