@@ -90,10 +90,12 @@ tests() ->
 		range_auto_single,
 		range_auto_multipart,
 		range_auto_unsatisfiable,
+		range_auto_sendfile,
 		range_unit_not_provided,
 		if_range,
 		%% PUT, POST, PATCH.
 		is_conflict,
+		is_conflict_missing,
 		content_types_accepted_no_content_type,
 		content_types_accepted_no_match,
 		accept_callback_false,
@@ -101,6 +103,7 @@ tests() ->
 		accept_callback_created,
 		accept_callback_see_other,
 		accept_callback_true_uri,
+		accept_callback_true_location,
 		put_created,
 		put_missing_moved_permanently,
 		patch,
@@ -123,7 +126,8 @@ tests() ->
 -define(DATE, {{2020, 1, 1}, {0, 0, 0}}).
 -define(DATE_BIN, "Wed, 01 Jan 2020 00:00:00 GMT").
 
-routes() ->
+routes(Config) ->
+	File = filename:join(?config(data_dir, Config), "ten_bytes.txt"),
 	Body = fun(Req, S) -> {<<"<p>body</p>">>, Req, S} end,
 	Text = fun(Req, S) -> {<<"0123456789">>, Req, S} end,
 	ReadBody = fun(Result) ->
@@ -211,7 +215,23 @@ routes() ->
 			end}),
 		F(range_auto, Auto#{languages_provided => [<<"en">>], charsets_provided => [<<"utf-8">>],
 			generate_etag => <<"\"r1\"">>, last_modified => ?DATE}),
+		F(range_sendfile, Auto#{languages_provided => [<<"en">>], charsets_provided => [<<"utf-8">>],
+			to_text => {sendfile, 2, 8, File}}),
 		R(is_conflict, #{allowed_methods => [<<"PUT">>], is_conflict => true}),
+		R(is_conflict_missing, #{allowed_methods => [<<"PUT">>], is_conflict => true,
+			resource_exists => false}),
+		R(accept_location, #{allowed_methods => [<<"POST">>], resource_exists => false,
+			content_types_accepted => Accept, from_text => fun(Req, S) ->
+				{ok, Data, Req2} = mustang_req:read_body(Req),
+				case Data of
+					<<"located">> ->
+						{true, mustang_req:set_resp_header(<<"location">>, <<"/here">>, Req2), S};
+					_ ->
+						{true, Req2, S}
+				end
+			end}),
+		R(gone_post, #{resource_exists => false, previously_existed => true,
+			allowed_methods => [<<"POST">>], allow_missing_post => false}),
 		R(accepted, #{allowed_methods => [<<"PUT">>, <<"POST">>, <<"PATCH">>],
 			content_types_accepted => [{<<"text/plain">>, from_text},
 				{{<<"application">>, <<"json">>, '*'}, from_json}],
@@ -260,9 +280,9 @@ end_per_suite(_) ->
 	ok.
 
 init_per_group(real_clients, Config) ->
-	mustang_test:init_group(inline, Config, routes(), #{});
+	mustang_test:init_group(inline, Config, routes(Config), #{});
 init_per_group(Group, Config) ->
-	mustang_test:init_group(Group, Config, routes(), #{}).
+	mustang_test:init_group(Group, Config, routes(Config), #{}).
 
 end_per_group(_, Config) ->
 	mustang_test:end_group(Config).
@@ -498,8 +518,11 @@ moved_temporarily(Config) ->
 	<<"/elsewhere">> = header(<<"location">>, Resp).
 
 gone(Config) ->
-	doc("previously_existed true, not moved: 410 Gone."),
-	410 = status(Config, "GET", "/gone", []).
+	doc("previously_existed true, not moved: 410 Gone; for a POST when "
+		"allow_missing_post is false."),
+	410 = status(Config, "GET", "/gone", []),
+	410 = maps:get(status, req(Config, "POST", "/gone_post", [{"content-type", "text/plain"}],
+		<<"x">>)).
 
 allow_missing_post(Config) ->
 	doc("POST to a missing resource: allow_missing_post false is 404; true goes to "
@@ -685,6 +708,16 @@ range_auto_unsatisfiable(Config) ->
 	#{status := 416} = Resp = req(Config, "GET", "/range_auto", [{"range", "bytes=10-20"}]),
 	<<"bytes */10">> = header(<<"content-range">>, Resp).
 
+range_auto_sendfile(Config) ->
+	doc("auto ranges over a {sendfile, Offset, Length, Path} body: one range is a "
+		"sendfile part, several a streamed multipart/byteranges."),
+	#{status := 206, body := <<"45">>} = One = req(Config, "GET", "/range_sendfile",
+		[{"range", "bytes=2-3"}]),
+	<<"bytes 2-3/8">> = header(<<"content-range">>, One),
+	#{status := 206, body := Body} = Several = req(Config, "GET", "/range_sendfile",
+		[{"range", "bytes=0-1,-2"}]),
+	check_byteranges(Several, Body, [{<<"bytes 0-1/8">>, <<"23">>}, {<<"bytes 6-7/8">>, <<"89">>}]).
+
 range_unit_not_provided(Config) ->
 	doc("A range in a unit not provided, or that does not parse, is ignored: 200 with "
 		"the whole representation (RFC 9110 14.2)."),
@@ -722,6 +755,11 @@ upload(Config, Method, Path, ContentType, Body) ->
 is_conflict(Config) ->
 	doc("is_conflict true on PUT: 409."),
 	#{status := 409} = upload(Config, "/is_conflict", "text/plain", <<"x">>),
+	ok.
+
+is_conflict_missing(Config) ->
+	doc("is_conflict true on a PUT to a missing resource: 409."),
+	#{status := 409} = upload(Config, "/is_conflict_missing", "text/plain", <<"x">>),
 	ok.
 
 content_types_accepted_no_content_type(Config) ->
@@ -769,6 +807,14 @@ accept_callback_true_uri(Config) ->
 	<<"/items/3">> = header(<<"location">>, New),
 	#{status := 303} = req(Config, "POST", "/accept_true_uri",
 		[{"content-type", "text/plain"}, {"x-exists", "yes"}], <<"x">>),
+	ok.
+
+accept_callback_true_location(Config) ->
+	doc("AcceptCallback true on a new resource (POST): 201 when the callback set a "
+		"location header, else 204 (no body)."),
+	#{status := 201} = Resp = upload(Config, "POST", "/accept_location", "text/plain", <<"located">>),
+	<<"/here">> = header(<<"location">>, Resp),
+	#{status := 204} = upload(Config, "POST", "/accept_location", "text/plain", <<"x">>),
 	ok.
 
 put_created(Config) ->
@@ -883,7 +929,7 @@ httpx_http2(Config) ->
 	doc("httpx over HTTP/2 (h2c prior knowledge is not httpx's; TLS with ALPN h2): "
 		"negotiation, 304 and a range."),
 	Ref = {?MODULE, httpx_tls},
-	Port = mustang_test:start_group_listener(Ref, routes(), [{transport, h2}], #{}),
+	Port = mustang_test:start_group_listener(Ref, routes(Config), [{transport, h2}], #{}),
 	try
 		Python = mustang_test:require_python(mustang_test:python(), ["httpx", "h2"]),
 		Script = filename:join(?config(data_dir, Config), "httpx_rest.py"),
