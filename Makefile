@@ -17,6 +17,8 @@
 #                   make test runs the same suite for 7 s each
 #                   (doc/internals/fuzzing.md)
 #   make setup      install missing apt packages and the Python venv (_tools/venv)
+#   make rest-diagrams
+#                   render the REST flowcharts doc/guide/rest/*.dot to SVG (Graphviz dot)
 #   make demo | xref | dialyzer | eunit | ct | clean
 
 SHELL := /bin/bash
@@ -37,7 +39,7 @@ define build_demo
 	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
 endef
 
-.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak fuzz clean
+.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak fuzz clean rest-diagrams
 
 all: compile
 
@@ -99,3 +101,10 @@ fuzz:
 clean:
 	-$(REBAR) clean -a
 	rm -rf $(DEMO_EBIN) _bench/nginx
+
+# The REST flowcharts of doc/guide/rest.md: one SVG per .dot, committed.
+REST_DOTS := $(wildcard doc/guide/rest/*.dot)
+rest-diagrams: setup $(REST_DOTS:.dot=.svg)
+
+doc/guide/rest/%.svg: doc/guide/rest/%.dot
+	dot -Tsvg $< -o $@
