@@ -213,7 +213,11 @@ loop(St = #st{m = M, streams = Streams}) ->
 				_ -> loop(St, infinity)
 			end;
 		0 ->
-			loop(St, infinity);
+			case mustang_http2_machine:resumable(M) of
+				%% The next piece of a sendfile body, once the last is written.
+				true -> loop(result(St, mustang_http2_machine:resume(ms(), M)));
+				false -> loop(St, infinity)
+			end;
 		_ ->
 			loop(St, 0)
 	end.
