@@ -13,6 +13,8 @@
 #                   build and run one example of examples/ in the foreground
 #                   (PORT, TLS_PORT; examples/README.md)
 #   make setup      install missing apt packages and the Python venv (_tools/venv)
+#   make rest-diagrams
+#                   render the REST flowcharts doc/guide/rest/*.dot to SVG (Graphviz dot)
 #   make demo | xref | dialyzer | eunit | ct | clean
 
 SHELL := /bin/bash
@@ -33,7 +35,7 @@ define build_demo
 	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
 endef
 
-.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak clean
+.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak clean rest-diagrams
 
 all: compile
 
@@ -90,3 +92,10 @@ soak: setup
 clean:
 	-$(REBAR) clean -a
 	rm -rf $(DEMO_EBIN) _bench/nginx
+
+# The REST flowcharts of doc/guide/rest.md: one SVG per .dot, committed.
+REST_DOTS := $(wildcard doc/guide/rest/*.dot)
+rest-diagrams: setup $(REST_DOTS:.dot=.svg)
+
+doc/guide/rest/%.svg: doc/guide/rest/%.dot
+	dot -Tsvg $< -o $@
