@@ -6,7 +6,8 @@
 %% default is mustang_mimetypes:web/1, mustang_mimetypes:all/1 knows every
 %% type of /etc/mime.types), {mimetypes, Type} (one type for every file),
 %% {etag, M, F} (M:F(Path, Size, Mtime) gives the etag), {etag, false} (none),
-%% {charset, M, F} or {charset, Charset} (added to text content types).
+%% {charset, M, F} or {charset, Charset} (the charset of the files, added to
+%% the content type, negotiated with accept-charset).
 %%
 %% No path out of the directory is served: path_info segments that are empty,
 %% "." or "..", or hold "/", "\" or NUL (from %2F, %5C, %00) are refused, and
@@ -16,16 +17,16 @@
 %% missing file 404; there is no directory listing (examples/file_server writes
 %% one). A priv directory inside an .ez archive is read through erl_prim_loader.
 %%
-%% The response is what cowboy_rest gives cowboy_static: GET, HEAD and OPTIONS
-%% (405 with allow for the other methods, 501 for unknown ones), 406 when the
-%% accept or accept-charset header refuses the type, etag and last-modified
-%% headers with If-Match, If-Unmodified-Since (412), If-None-Match and
-%% If-Modified-Since (304), byte ranges (accept-ranges: bytes; 206 with
-%% content-range for one range, multipart/byteranges for several, 416 with
-%% content-range: bytes */Size when none is satisfiable) with If-Range. The
-%% body is a sendfile body, sent with sendfile(2) over TCP and read in pieces
-%% over TLS and HTTP/2. These rules run here, in serve/2, until mustang_rest
-%% runs them: the resource callbacks below are cowboy_static's, for it.
+%% init/2 resolves the file and hands over to mustang_rest, as cowboy_static
+%% does to cowboy_rest; the callbacks below are cowboy_static's, so the
+%% response follows the REST flow: GET, HEAD and OPTIONS (405 with allow for
+%% the other methods, 501 for unknown ones), 406 when accept or
+%% accept-charset refuses the type, etag and last-modified with the
+%% conditional requests (304, 412), byte ranges (accept-ranges: bytes; 206,
+%% multipart/byteranges for several ranges, 416, If-Range). The body is a
+%% sendfile body: sendfile(2) over TCP, read in pieces over TLS and HTTP/2.
+%% One addition to cowboy_static: range_satisfiable/2 refuses range sets
+%% that would amplify the response.
 -module(mustang_static).
 
 %% Handler.
@@ -36,6 +37,7 @@
 -export([content_types_provided/2]).
 -export([charsets_provided/2]).
 -export([ranges_provided/2]).
+-export([range_satisfiable/2]).
 -export([resource_exists/2]).
 -export([last_modified/2]).
 -export([generate_etag/2]).
@@ -65,21 +67,20 @@
 	extra := extra()
 } | error.
 
-%% The methods cowboy_rest knows, and those a static file allows.
--define(KNOWN, [<<"GET">>, <<"HEAD">>, <<"POST">>, <<"PUT">>, <<"PATCH">>, <<"DELETE">>,
-	<<"OPTIONS">>]).
--define(ALLOW, <<"HEAD, GET, OPTIONS">>).
+%% More ranges than this in one request are refused (RFC 9110 14.2).
+-define(MAX_RANGES, 64).
 
 %% Handler.
 
 %% @doc Resolves the file of the request and answers it (see the module
 %% comment). A dir or priv_dir route without "[...]" (no path_info) is a
 %% configuration error: 500.
--spec init(Req, opts()) -> {ok, Req, state()} when Req :: mustang_req:req().
+-spec init(Req, opts()) -> {mustang_rest, Req, state()} | {ok, Req, error}
+	when Req :: mustang_req:req().
 init(Req, Opts) ->
 	case init_state(Req, Opts) of
 		error -> {ok, mustang_req:reply(500, Req), error};
-		State -> {ok, serve(Req, State), State}
+		State -> {mustang_rest, Req, State}
 	end.
 
 init_state(Req, {Kind, Path}) when Kind =:= file; Kind =:= dir ->
@@ -226,6 +227,28 @@ charsets_provided(Req, State = #{path := Path, extra := Extra}) ->
 ranges_provided(Req, State) ->
 	{[{<<"bytes">>, auto}], Req, State}.
 
+%% @doc Refuses (416 with content-range: bytes */Size) what RFC 9110 14.2
+%% lets a server reject: more than 64 ranges, or ranges that add up to more
+%% bytes than the file has (overlapping ranges asked to amplify the
+%% response). cowboy_static has no such check.
+-spec range_satisfiable(Req, State) -> {true | {false, non_neg_integer()}, Req, State}
+	when State :: state().
+range_satisfiable(Req = #{range := {<<"bytes">>, Ranges}},
+		State = #{info := {_, #file_info{size = Size}}}) ->
+	Total = lists:sum([range_length(Range, Size) || Range <- Ranges]),
+	case length(Ranges) > ?MAX_RANGES orelse Total > Size of
+		true -> {{false, Size}, Req, State};
+		false -> {true, Req, State}
+	end;
+range_satisfiable(Req, State) ->
+	{true, Req, State}.
+
+%% The bytes a range of the Range header covers in a file of Size bytes.
+range_length({First, _}, Size) when First >= Size -> 0;
+range_length({First, infinity}, Size) -> Size - First;
+range_length({First, Last}, Size) -> min(Last, Size - 1) - First + 1;
+range_length(Suffix, Size) -> min(-Suffix, Size).
+
 %% @doc Only regular files exist.
 -spec resource_exists(Req, State) -> {boolean(), Req, State} when State :: state().
 resource_exists(Req, State = #{info := {_, #file_info{type = regular}}}) ->
@@ -258,120 +281,3 @@ get_file(Req, State = #{file := File, info := {direct, #file_info{size = Size}}}
 get_file(Req, State = #{file := File, info := {archive, _}}) ->
 	{ok, Bin, _} = erl_prim_loader:get_file(binary_to_list(File)),
 	{Bin, Req, State}.
-
-%% The rules cowboy_rest applies to these callbacks, for a resource that is
-%% only read.
-
-serve(Req, State) ->
-	Method = mustang_req:method(Req),
-	case lists:member(Method, ?KNOWN) of
-		false -> mustang_req:reply(501, Req);
-		true when Method =/= <<"GET">>, Method =/= <<"HEAD">>, Method =/= <<"OPTIONS">> ->
-			mustang_req:reply(405, #{<<"allow">> => ?ALLOW}, Req);
-		true ->
-			case forbidden(Req, State) of
-				{true, _, _} -> mustang_req:reply(403, Req);
-				{false, _, _} when Method =:= <<"OPTIONS">> ->
-					mustang_req:reply(200, #{<<"allow">> => ?ALLOW}, Req);
-				{false, _, _} -> negotiate(Req, State)
-			end
-	end.
-
-negotiate(Req, State) ->
-	{[{Type, get_file}], _, _} = content_types_provided(Req, State),
-	case accepts(Type, mustang_req:parse_header(<<"accept">>, Req)) of
-		false ->
-			mustang_req:reply(406, Req);
-		true ->
-			case charset(Req, State) of
-				error -> mustang_req:reply(406, Req);
-				Charset -> exists(Req, State, content_type(Type, Charset))
-			end
-	end.
-
-exists(Req, State, ContentType) ->
-	case resource_exists(Req, State) of
-		{true, _, _} ->
-			{ETag, _, _} = generate_etag(Req, State),
-			{Modified, _, _} = last_modified(Req, State),
-			Headers = validators(ETag, Modified),
-			case mustang_static_range:precondition(Req, ETag, Modified) of
-				ok -> body(Req, State, ContentType, ETag, Modified, Headers);
-				Status -> mustang_req:reply(Status, Headers, Req)
-			end;
-		{false, _, _} ->
-			%% If-Match: "*" or a list, never true of a missing resource
-			%% (RFC 9110 13.1.1).
-			case mustang_req:header(<<"if-match">>, Req) of
-				undefined -> mustang_req:reply(404, Req);
-				_ -> mustang_req:reply(412, Req)
-			end
-	end.
-
-body(Req, State, ContentType, ETag, Modified, Headers0) ->
-	Headers = Headers0#{<<"content-type">> => ContentType, <<"accept-ranges">> => <<"bytes">>},
-	{Body, _, _} = get_file(Req, State),
-	mustang_static_range:reply(Req, Body, Headers, ETag, Modified).
-
-validators(ETag, Modified) ->
-	Headers = #{<<"last-modified">> => mustang_date:rfc7231(Modified)},
-	case ETag of
-		undefined -> Headers;
-		{strong, Tag} -> Headers#{<<"etag">> => [$", Tag, $"]};
-		{weak, Tag} -> Headers#{<<"etag">> => [<<"W/\"">>, Tag, $"]};
-		Tag when is_binary(Tag) -> Headers#{<<"etag">> => Tag}
-	end.
-
-%% Whether an accept header (parsed) takes the type: the most specific range
-%% that matches it decides, by its q-value (RFC 9110 12.5.1).
-accepts(_, undefined) ->
-	true;
-accepts(Type, Accept) ->
-	{T, S, P} = media_type(Type),
-	Matches = [{specificity(AT, AS, AP), Q} || {{AT, AS, AP}, Q, _} <- Accept,
-		AT =:= <<"*">> orelse AT =:= T, AS =:= <<"*">> orelse AS =:= S,
-		AP -- P =:= []],
-	case lists:sort(Matches) of
-		[] -> false;
-		Sorted -> element(2, lists:last(Sorted)) > 0
-	end.
-
-specificity(<<"*">>, _, _) -> 0;
-specificity(_, <<"*">>, _) -> 1;
-specificity(_, _, []) -> 2;
-specificity(_, _, Params) -> 2 + length(Params).
-
-media_type(Type = {_, _, _}) ->
-	Type;
-media_type(Type) ->
-	{ok, Parsed} = mustang_http_hd:parse_content_type(Type),
-	Parsed.
-
-%% The charset option, if the accept-charset header takes it: undefined
-%% without one, error when refused.
-charset(Req, State) ->
-	case charsets_provided(Req, State) of
-		no_call ->
-			undefined;
-		{[Charset], _, _} ->
-			case mustang_req:parse_header(<<"accept-charset">>, Req) of
-				undefined ->
-					Charset;
-				Accept ->
-					Lower = string:lowercase(Charset),
-					Exact = [Q || {C, Q} <- Accept, C =:= Lower],
-					Any = [Q || {<<"*">>, Q} <- Accept],
-					case Exact ++ Any of
-						[Q | _] when Q > 0 -> Charset;
-						_ -> error
-					end
-			end
-	end.
-
-content_type(Type, Charset) ->
-	{T, S, P} = media_type(Type),
-	Params = case Charset of
-		undefined -> P;
-		_ -> lists:keystore(<<"charset">>, 1, P, {<<"charset">>, Charset})
-	end,
-	iolist_to_binary([T, $/, S, [[<<"; ">>, N, $=, V] || {N, V} <- Params]]).

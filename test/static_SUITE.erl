@@ -77,7 +77,7 @@ tests() ->
 		range_multiple,
 		range_multiple_big_file,
 		range_unsatisfiable,
-		range_amplification_ignored,
+		range_amplification_refused,
 		range_invalid_ignored,
 		range_head_ignored,
 		if_range_etag,
@@ -254,7 +254,6 @@ validators(Config, Path) ->
 byteranges(Resp) ->
 	<<"multipart/byteranges; boundary=", Boundary/binary>> = header(<<"content-type">>, Resp),
 	Body = body(Resp),
-	?assertEqual(integer_to_binary(byte_size(Body)), header(<<"content-length">>, Resp)),
 	[<<>> | Parts] = binary:split(Body, <<"--", Boundary/binary>>, [global]),
 	{Last, [<<"--\r\n">>]} = lists:split(length(Parts) - 1, Parts),
 	[begin
@@ -421,12 +420,12 @@ acceptable_wildcard(Config) ->
 %% Conditional requests.
 
 if_none_match(Config) ->
-	doc("If-None-Match with the etag: 304 with the validators, no body. (RFC 9110 13.1.2)"),
-	{ETag, Modified} = validators(Config, "/static/index.html"),
+	doc("If-None-Match with the etag: 304 with the etag, no body. (RFC 9110 13.1.2, "
+		"15.4.5)"),
+	{ETag, _} = validators(Config, "/static/index.html"),
 	Resp = get(Config, "/static/index.html", [{"if-none-match", ETag}]),
 	?assertMatch(#{status := 304, body := <<>>}, Resp),
 	?assertEqual(ETag, header(<<"etag">>, Resp)),
-	?assertEqual(Modified, header(<<"last-modified">>, Resp)),
 	?assertEqual(304, status(get(Config, "/static/index.html",
 		[{"if-none-match", <<"\"x\", W/", ETag/binary>>}]))),
 	?assertEqual(304, status(get(Config, "/static/index.html", [{"if-none-match", "*"}]))).
@@ -555,15 +554,19 @@ range_unsatisfiable(Config) ->
 	?assertEqual(416, status(Resp)),
 	?assertEqual(<<"bytes */0">>, header(<<"content-range">>, Resp)).
 
-range_amplification_ignored(Config) ->
-	doc("Ranges that add up to more than the file (overlaps) are ignored: 200, the "
-		"file once. (RFC 9110 14.2)"),
+range_amplification_refused(Config) ->
+	doc("Ranges that add up to more than the file (overlaps), or more than 64 ranges: "
+		"refused, 416 with content-range: bytes */Size. (RFC 9110 14.2)"),
 	Resp = get(Config, "/static/big.bin", [{"range", "bytes=0-,0-,0-,0-"}]),
-	?assertEqual(200, status(Resp)),
-	?assertEqual(?BIG_SIZE, byte_size(body(Resp))),
+	?assertMatch(#{status := 416, body := <<>>}, Resp),
+	?assertEqual(<<"bytes */1500000">>, header(<<"content-range">>, Resp)),
 	Many = ["bytes=", lists:join(",", [integer_to_list(N) ++ "-" ++ integer_to_list(N)
 		|| N <- lists:seq(0, 64)])],
-	?assertEqual(200, status(get(Config, "/static/big.bin", [{"range", Many}]))).
+	?assertEqual(416, status(get(Config, "/static/big.bin", [{"range", Many}]))),
+	%% 64 ranges are fine.
+	Max = ["bytes=", lists:join(",", [integer_to_list(N) ++ "-" ++ integer_to_list(N)
+		|| N <- lists:seq(0, 63)])],
+	?assertEqual(206, status(get(Config, "/static/big.bin", [{"range", Max}]))).
 
 range_invalid_ignored(Config) ->
 	doc("A Range header that does not parse, or of another unit: 200, the whole file. "
