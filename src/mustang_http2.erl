@@ -214,7 +214,12 @@ loop(St0 = #st{m = M, streams = Streams}) ->
 				_ -> loop(St, infinity)
 			end;
 		0 ->
-			loop(St, infinity);
+			case mustang_http2_machine:resumable(M) of
+				%% The next piece of a sendfile body, once the last is written;
+				%% a message waiting is handled before it goes out.
+				true -> loop(result(St, mustang_http2_machine:resume(ms(), M)), 0);
+				false -> loop(St, infinity)
+			end;
 		Size when Size >= ?OUT_FLUSH; map_size(Streams) =< 1 ->
 			%% With one stream or none, nothing else is likely to add to
 			%% the output before its handler's exit is handled: writing now

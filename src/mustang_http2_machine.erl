@@ -64,6 +64,8 @@
 -export([last_stream_id/1]).
 -export([settings_pending/1]).
 -export([blocked_since/1]).
+-export([resumable/1]).
+-export([resume/2]).
 -export([out_size/1]).
 -export([take_output/1]).
 %% For mustang_http2_machine_send.
@@ -767,6 +769,28 @@ bump({Count, Start}, {Max, Ms}, Now) ->
 -spec send(stream_id(), part(), integer(), binary(), machine()) -> result().
 send(StreamID, Part, Now, Date, M0) ->
 	run(M0, Now, fun(M) -> mustang_http2_machine_send:send(StreamID, Part, Date, M) end).
+
+%% Whether queued data could go out now: the windows allow it, but a
+%% sendfile body is read 1 MiB at a time (send_item/3 of
+%% mustang_http2_machine_send), and when the client's windows are large no
+%% WINDOW_UPDATE comes to send the rest. The process calls resume/2 once it
+%% has written what was read.
+-spec resumable(machine()) -> boolean().
+resumable(#m{send_window = Window}) when Window =< 0 ->
+	false;
+resumable(#m{sending = Sending, streams = Streams}) ->
+	lists:any(fun(StreamID) ->
+		case Streams of
+			#{StreamID := #stream{send_window = Window, queue = Q}} ->
+				Window > 0 andalso not queue:is_empty(Q);
+			_ ->
+				false
+		end
+	end, Sending).
+
+-spec resume(integer(), machine()) -> result().
+resume(Now, M0) ->
+	run(M0, Now, fun mustang_http2_machine_send:flush_streams/1).
 
 %% A response for a request that is not processed (the early_error event).
 -spec early_response(stream_id(), mustang_http2_frame:fin(), mustang_req:status(),

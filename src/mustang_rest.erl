@@ -151,7 +151,7 @@ terminate(Req, #state{env = Env, handler = Handler, handler_state = HState}) ->
 
 %% Calls a callback of the handler. stop and switch_handler end the flow
 %% from any callback; any other value goes to Fun, and so does no_call when
-%% the handler does not export the callback.
+%% the handler does not export the callback or returns no_call.
 -spec with(mustang_req:req(), state(), atom(), fun((any(), mustang_req:req(), state()) -> step_result()))
 	-> step_result().
 with(Req, State = #state{handler = Handler, handler_state = HState}, Callback, Fun) ->
@@ -160,6 +160,10 @@ with(Req, State = #state{handler = Handler, handler_state = HState}, Callback, F
 			Fun(no_call, Req, State);
 		true ->
 			case Handler:Callback(Req, HState) of
+				%% As in cowboy_rest: the callback acts as if not exported
+				%% (cowboy_static's charsets_provided/2 does it).
+				no_call ->
+					Fun(no_call, Req, State);
 				{stop, Req2, HState2} ->
 					{stop, Req2, State#state{handler_state = HState2}};
 				{{switch_handler, Mod}, Req2, HState2} ->

@@ -604,6 +604,35 @@ window_update_test_() ->
 				<<"d">>, M),
 			?assertMatch({[{headers, 1, nofin, _, _}, {data, 1, fin, <<"23456">>}], _}, out(M2))
 		end},
+		{"a sendfile body larger than one read goes on with resume/2, not only on WINDOW_UPDATE", fun() ->
+			%% 2.5 MiB, windows opened wide first (as curl and httpx do).
+			Size = 2621440,
+			Read = fun(<<"f">>, Offset, Len) -> {ok, binary:copy(<<(Offset rem 251)>>, Len)} end,
+			{ok, _, M} = feed([req(1, fin), ?F:window_update(10000000),
+				?F:window_update(1, 10000000)], ready(#{read_file => Read})),
+			{ok, [], M2} = ?M:send(1, {response, 200, #{}, {sendfile, 0, Size, <<"f">>}}, 0,
+				<<"d">>, M),
+			{Frames1, M3} = out(M2),
+			?assertEqual(1048576, lists:sum([byte_size(D) || {data, 1, _, D} <- Frames1])),
+			?assert(?M:resumable(M3)),
+			{ok, [], M4} = ?M:resume(0, M3),
+			{Frames2, M5} = out(M4),
+			?assertEqual(1048576, lists:sum([byte_size(D) || {data, 1, _, D} <- Frames2])),
+			{ok, [{drained, 1}], M6} = ?M:resume(0, M5),
+			{Frames3, M7} = out(M6),
+			?assertEqual(Size - 2097152, lists:sum([byte_size(D) || {data, 1, _, D} <- Frames3])),
+			?assertMatch({data, 1, fin, _}, lists:last(Frames3)),
+			?assertNot(?M:resumable(M7))
+		end},
+		{"not resumable while the stream window is closed", fun() ->
+			Read = fun(<<"f">>, _, Len) -> {ok, binary:copy(<<0>>, Len)} end,
+			{ok, _, M} = feed([req(1, fin), ?F:window_update(10000000)], ready(#{read_file => Read})),
+			{ok, [], M2} = ?M:send(1, {response, 200, #{}, {sendfile, 0, 100000, <<"f">>}}, 0,
+				<<"d">>, M),
+			{Frames, M3} = out(M2),
+			?assertEqual(65535, lists:sum([byte_size(D) || {data, 1, _, D} <- Frames])),
+			?assertNot(?M:resumable(M3))
+		end},
 		{"a sendfile error resets the stream", fun() ->
 			Read = fun(_, _, _) -> {error, enoent} end,
 			{ok, _, M} = feed(req(1, fin), ready(#{read_file => Read})),
