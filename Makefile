@@ -3,7 +3,8 @@
 #   make            compile (rebar3 compile)
 #   make run        build the app and the demo, run the demo in the foreground
 #                   (PORT, TLS_PORT, MUSTANG_REQUEST_PROCESS, MUSTANG_MAX_KEEPALIVE)
-#   make test       setup + compile + demo + xref + dialyzer + eunit + ct (what CI runs)
+#   make test       setup + compile (warnings are errors) + demo + xref + dialyzer
+#                   + eunit + ct (what CI runs)
 #   make bench      benchmark suite (bench/run.sh, see bench/README.md)
 #   make soak       soak test (test/soak_SUITE.erl, doc/guide/performance.md):
 #                   1,000,000 HTTP requests and 100,000 Websocket sessions
@@ -52,8 +53,11 @@ run: setup demo
 example: setup compile
 	scripts/run_example.sh $(NAME)
 
-# Each step fails the make when it fails; cheapest checks first.
+# Each step fails the make when it fails; cheapest checks first. The strict
+# profile adds warnings_as_errors (rebar.config: not in the default profile,
+# which an application depending on Mustang compiles).
 test: setup
+	$(REBAR) as strict compile
 	$(REBAR) compile
 	$(build_demo)
 	$(REBAR) xref
