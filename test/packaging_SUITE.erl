@@ -26,7 +26,7 @@ all() ->
 %% The LICENSE file says what the application resource file says, and the
 %% resource file has what a package index needs.
 license_and_metadata(_) ->
-	Root = root(),
+	Root = mustang_example:root(),
 	{ok, License} = file:read_file(filename:join(Root, "LICENSE")),
 	{match, _} = re:run(License, "^Copyright \\(c\\) [0-9]{4}, Mustang contributors\n"),
 	%% The ISC license's grant and disclaimer.
@@ -44,7 +44,7 @@ license_and_metadata(_) ->
 	ok.
 
 fresh_app(Config) ->
-	Root = root(),
+	Root = mustang_example:root(),
 	Dir = filename:join(proplists:get_value(priv_dir, Config), "fresh"),
 	ok = filelib:ensure_dir(Dir ++ "/src/"),
 	Dep = case run("git", ["-C", Root, "rev-parse", "HEAD"], Root, []) of
@@ -168,20 +168,3 @@ collect(Port, Acc) ->
 		{Port, {data, Data}} -> collect(Port, [Acc, Data]);
 		{Port, {exit_status, Status}} -> {Status, unicode:characters_to_list(Acc)}
 	end.
-
-%% The source tree: _build/test/lib/mustang/test/packaging_SUITE.beam is four
-%% levels below it (rebar3 ct), or the beam is in the tree's test/.
-root() ->
-	AppDir = filename:dirname(filename:dirname(code:which(?MODULE))),
-	Candidates = [filename:join([AppDir, "..", "..", "..", ".."]), AppDir],
-	[Root | _] = [filename:absname(normalize(D)) || D <- Candidates,
-		filelib:is_regular(filename:join(D, "src/mustang.app.src"))],
-	Root.
-
-normalize(Path) ->
-	filename:join(normalize(filename:split(filename:absname(Path)), [])).
-
-normalize([], Acc) -> lists:reverse(Acc);
-normalize([".." | Rest], [_ | Acc]) -> normalize(Rest, Acc);
-normalize(["." | Rest], Acc) -> normalize(Rest, Acc);
-normalize([P | Rest], Acc) -> normalize(Rest, [P | Acc]).
