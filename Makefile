@@ -13,6 +13,8 @@
 #   make example NAME=hello_world
 #                   build and run one example of examples/ in the foreground
 #                   (PORT, TLS_PORT; examples/README.md)
+#   make docs       reference manual: doc/reference/<module>.md and index.md from
+#                   the -specs and comments of src/ (scripts/gen_docs.escript)
 #   make setup      install missing apt packages and the Python venv (_tools/venv)
 #   make demo | xref | dialyzer | eunit | ct | clean
 
@@ -34,7 +36,7 @@ define build_demo
 	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
 endef
 
-.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak clean
+.PHONY: all setup compile demo run example docs test xref dialyzer eunit ct bench soak clean
 
 all: compile
 
@@ -52,6 +54,9 @@ run: setup demo
 
 example: setup compile
 	scripts/run_example.sh $(NAME)
+
+docs:
+	escript scripts/gen_docs.escript src doc/reference
 
 # Each step fails the make when it fails; cheapest checks first. The strict
 # profile adds warnings_as_errors (rebar.config: not in the default profile,

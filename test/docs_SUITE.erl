@@ -1,5 +1,7 @@
 %% The documentation cannot rot: every ```erlang code block of the guide
-%% (doc/guide/*.md) and of README.md compiles.
+%% (doc/guide/*.md) and of README.md compiles, and the reference manual of
+%% make docs (scripts/gen_docs.escript) has every exported function of every
+%% public module with its spec.
 %%
 %% A block is one of:
 %% - a whole module: its first form is -module(Name); compiled as it is;
@@ -17,7 +19,7 @@
 -include_lib("common_test/include/ct.hrl").
 
 all() ->
-	[guide_code_blocks, code_block_checker].
+	[guide_code_blocks, code_block_checker, reference_manual, reference_new_module].
 
 %% Every block compiles; all failures are listed at once.
 guide_code_blocks(Config) ->
@@ -53,6 +55,100 @@ code_block_checker(Config) ->
 	%% Errors are given at their line in the Markdown file.
 	{error, Error} = check_block({"page.md", 40, "f() ->\n\tok\ng() -> ok.\n"}, Dir),
 	{match, _} = re:run(Error, "page.md:4[0-9]:"),
+	ok.
+
+%% Every module of src/ is in the index, as a public module with a page or
+%% as an internal one; the modules a user calls or implements are public;
+%% every function a public module exports (as the compiler says, not the
+%% generator) has its heading and its -spec on the page, and every callback
+%% of a behaviour its heading; comments above a spec are carried.
+reference_manual(Config) ->
+	Root = mustang_example:root(),
+	Out = filename:join(proplists:get_value(priv_dir, Config), "reference"),
+	ok = gen_docs(filename:join(Root, "src"), Out),
+	{ok, Index} = file:read_file(filename:join(Out, "index.md")),
+	Mods = [list_to_atom(filename:basename(F, ".erl"))
+		|| F <- filelib:wildcard(filename:join(Root, "src/*.erl"))],
+	Public = [M || M <- Mods, filelib:is_regular(filename:join(Out, atom_to_list(M) ++ ".md"))],
+	Internal = Mods -- Public,
+	[] = [M || M <- Public, nomatch =:= string:find(Index, ["[", atom_to_list(M), "](", atom_to_list(M), ".md)"])],
+	[] = [M || M <- Internal, nomatch =:= string:find(Index, ["| `", atom_to_list(M), "` |"])],
+	[] = [mustang, mustang_req, mustang_router, mustang_constraints, mustang_middleware,
+		mustang_handler, mustang_stream, mustang_stream_h, mustang_compress_h,
+		mustang_decompress_h, mustang_metrics_h, mustang_tracer_h, mustang_access_log_h,
+		mustang_websocket, mustang_opts] -- Public,
+	Missing = lists:append([missing_entries(M, Out) || M <- Public]),
+	ct:log("~b public modules, ~b internal", [length(Public), length(Internal)]),
+	[] = Missing,
+	{ok, Page} = file:read_file(filename:join(Out, "mustang.md")),
+	{match, _} = re:run(Page, "### stop_listener/1\n\n```erlang\n-spec stop_listener\\(.*?```\n\n"
+		"Graceful stop: stop accepting", [dotall]),
+	ok.
+
+%% The entries a public module's page lacks: {Module, function | callback, Name, Arity}.
+missing_entries(Mod, Out) ->
+	{ok, Page} = file:read_file(filename:join(Out, atom_to_list(Mod) ++ ".md")),
+	{module, Mod} = code:ensure_loaded(Mod),
+	Funs = [{function, F, A} || {F, A} <- Mod:module_info(exports),
+		F =/= module_info, F =/= behaviour_info],
+	Callbacks = case erlang:function_exported(Mod, behaviour_info, 1) of
+		true -> [{callback, F, A} || {F, A} <- Mod:behaviour_info(callbacks)];
+		false -> []
+	end,
+	[{Mod, Kind, F, A} || {Kind, F, A} <- Funs ++ Callbacks, not has_entry(Page, Kind, F, A)].
+
+has_entry(Page, Kind, F, A) ->
+	Name = io_lib:format("~w", [F]),
+	Attr = case Kind of function -> "-spec "; callback -> "-callback " end,
+	Entry = ["### ", Name, "/", integer_to_list(A), "\\b[^\\n]*\\n\\n```erlang\\n", Attr,
+		Name, "\\("],
+	re:run(Page, lists:flatten(Entry), [{capture, none}]) =:= match.
+
+%% A module the generator has never seen: its @doc comments, specs, types
+%% and callbacks make its page; it is public since it is not listed internal.
+reference_new_module(Config) ->
+	Dir = proplists:get_value(priv_dir, Config),
+	Src = filename:join(Dir, "new_src"),
+	Out = filename:join(Dir, "new_reference"),
+	ok = filelib:ensure_dir(Src ++ "/"),
+	ok = file:write_file(filename:join(Src, "mustang_new.erl"), <<
+		"%% @doc A module written after the generator.\n"
+		"%%\n"
+		"%%   an indented line\n"
+		"-module(mustang_new).\n"
+		"-export([hello/1, bye/0]).\n"
+		"-type name() :: binary().\n"
+		"-export_type([name/0]).\n"
+		"-callback greet(name()) -> ok.\n\n"
+		"%% Section comment, not attached.\n\n"
+		"%% @doc Says hello\n"
+		"%% to Name.\n"
+		"-spec hello(name()) -> {hello, name()}.\n"
+		"hello(Name) -> {hello, Name}.\n\n"
+		"-spec bye() -> ok.\n"
+		"%% Bye, commented below its spec.\n"
+		"bye() -> ok.\n">>),
+	ok = gen_docs(Src, Out),
+	{ok, Page} = file:read_file(filename:join(Out, "mustang_new.md")),
+	ct:log("~s", [Page]),
+	{match, _} = re:run(Page, "^# mustang_new\n\nA module written after the generator.\n\n"
+		"```text\n  an indented line\n```\n"),
+	{match, _} = re:run(Page, "### hello/1\n\n```erlang\n-spec hello\\(name\\(\\)\\) -> \\{hello, name\\(\\)\\}.\n"
+		"```\n\nSays hello\nto Name.\n"),
+	{match, _} = re:run(Page, "### bye/0\n\n```erlang\n-spec bye\\(\\) -> ok.\n```\n\nBye, commented below its spec.\n"),
+	nomatch = re:run(Page, "Section comment"),
+	{match, _} = re:run(Page, "## Types\n\n```erlang\n-type name\\(\\) :: binary\\(\\).\n"),
+	{match, _} = re:run(Page, "## Callbacks\n\n### greet/1\n\n```erlang\n-callback greet\\(name\\(\\)\\) -> ok.\n"),
+	{ok, Index} = file:read_file(filename:join(Out, "index.md")),
+	{match, _} = re:run(Index, "\\| \\[mustang_new\\]\\(mustang_new.md\\) \\| A module written after the generator. \\|"),
+	ok.
+
+gen_docs(Src, Out) ->
+	Script = filename:join(mustang_example:root(), "scripts/gen_docs.escript"),
+	Result = os:cmd(lists:flatten(io_lib:format("escript ~s ~s ~s 2>&1; echo \"exit=$?\"",
+		[Script, Src, Out]))),
+	ct:log("gen_docs: ~s", [Result]),
+	{match, _} = re:run(Result, "exit=0\n$"),
 	ok.
 
 %% The ```erlang blocks of a Markdown file: {File, Line of the first line of
