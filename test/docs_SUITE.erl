@@ -23,7 +23,7 @@ all() ->
 
 %% Every block compiles; all failures are listed at once.
 guide_code_blocks(Config) ->
-	Root = mustang_example:root(),
+	Root = mustang_test:root(),
 	Files = filelib:wildcard(filename:join(Root, "doc/guide/*.md"))
 		++ [filename:join(Root, "README.md")],
 	Blocks = lists:append([code_blocks(F) || F <- Files]),
@@ -63,7 +63,7 @@ code_block_checker(Config) ->
 %% generator) has its heading and its -spec on the page, and every callback
 %% of a behaviour its heading; comments above a spec are carried.
 reference_manual(Config) ->
-	Root = mustang_example:root(),
+	Root = mustang_test:root(),
 	Out = filename:join(proplists:get_value(priv_dir, Config), "reference"),
 	ok = gen_docs(filename:join(Root, "src"), Out),
 	{ok, Index} = file:read_file(filename:join(Out, "index.md")),
@@ -144,11 +144,10 @@ reference_new_module(Config) ->
 	ok.
 
 gen_docs(Src, Out) ->
-	Script = filename:join(mustang_example:root(), "scripts/gen_docs.escript"),
-	Result = os:cmd(lists:flatten(io_lib:format("escript ~s ~s ~s 2>&1; echo \"exit=$?\"",
-		[Script, Src, Out]))),
-	ct:log("gen_docs: ~s", [Result]),
-	{match, _} = re:run(Result, "exit=0\n$"),
+	Script = filename:join(mustang_test:root(), "scripts/gen_docs.escript"),
+	{Status, Output} = mustang_test:run(os:find_executable("escript"), [Script, Src, Out], 60000),
+	ct:log("gen_docs: exit ~p~n~s", [Status, Output]),
+	0 = Status,
 	ok.
 
 %% The ```erlang blocks of a Markdown file: {File, Line of the first line of

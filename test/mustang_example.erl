@@ -16,7 +16,6 @@
 -export([port/1]).
 -export([tls_port/1]).
 -export([dir/1]).
--export([root/0]).
 
 %% Compiles and starts the example; returns its clear port.
 -spec start(atom(), list()) -> inet:port_number().
@@ -68,17 +67,3 @@ dir(Name) ->
 		[Dir | _] -> filename:absname(Dir);
 		[] -> error({example_not_found, Name, Candidates})
 	end.
-
-%% The source tree (the directory of rebar.config), for tests that read its
-%% files or build it.
--spec root() -> file:filename().
-root() ->
-	Example = filename:join(normalize(filename:split(dir(hello_world)), [])),
-	filename:dirname(filename:dirname(Example)).
-
-%% Drops the "." and "dir/.." of a path (the directories above the beam are
-%% real directories, not symbolic links).
-normalize([], Acc) -> lists:reverse(Acc);
-normalize([".." | Rest], [_ | Acc]) -> normalize(Rest, Acc);
-normalize(["." | Rest], Acc) -> normalize(Rest, Acc);
-normalize([Part | Rest], Acc) -> normalize(Rest, [Part | Acc]).

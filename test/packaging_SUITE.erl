@@ -26,7 +26,7 @@ all() ->
 %% The LICENSE file says what the application resource file says, and the
 %% resource file has what a package index needs.
 license_and_metadata(_) ->
-	Root = mustang_example:root(),
+	Root = mustang_test:root(),
 	{ok, License} = file:read_file(filename:join(Root, "LICENSE")),
 	{match, _} = re:run(License, "^Copyright \\(c\\) [0-9]{4}, Mustang contributors\n"),
 	%% The ISC license's grant and disclaimer.
@@ -44,12 +44,12 @@ license_and_metadata(_) ->
 	ok.
 
 fresh_app(Config) ->
-	Root = mustang_example:root(),
+	Root = mustang_test:root(),
 	Dir = filename:join(proplists:get_value(priv_dir, Config), "fresh"),
 	ok = filelib:ensure_dir(Dir ++ "/src/"),
-	Dep = case run("git", ["-C", Root, "rev-parse", "HEAD"], Root, []) of
+	Dep = case mustang_test:run(os:find_executable("git"), ["-C", Root, "rev-parse", "HEAD"], 30000) of
 		{0, Sha} ->
-			{git, "file://" ++ Root, {ref, string:trim(Sha)}};
+			{git, "file://" ++ Root, {ref, binary_to_list(string:trim(Sha))}};
 		{_, _} ->
 			checkout_copy(Root, Dir),
 			checkouts
@@ -85,7 +85,7 @@ fresh_app(Config) ->
 		"2 200" = string:trim(os:cmd("curl -s --http2-prior-knowledge -o /dev/null "
 			"-w '%{http_version} %{http_code}' " ++ Url))
 	after
-		_ = os:cmd("kill " ++ integer_to_list(OsPid)),
+		mustang_test:kill_os_pid(OsPid),
 		catch port_close(Node)
 	end.
 
