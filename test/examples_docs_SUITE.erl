@@ -7,11 +7,12 @@
 -include_lib("common_test/include/ct.hrl").
 
 all() ->
-	[compress_response, websocket_chat, websocket_chat_page, markdown_middleware].
+	[compress_response, websocket_chat, websocket_chat_page, websocket_chat_browser,
+		markdown_middleware].
 
 init_per_testcase(Name, Config) ->
-	App = case Name of
-		websocket_chat_page -> websocket_chat;
+	App = case atom_to_list(Name) of
+		"websocket_chat" ++ _ -> websocket_chat;
 		_ -> Name
 	end,
 	[{app, App}, {port, mustang_example:start(App, Config)} | Config].
@@ -69,6 +70,23 @@ websocket_chat_page(Config) ->
 		{match, _} = re:run(Page, "new WebSocket\\(scheme \\+ location.host \\+ '/ws\\?name="),
 		{match, _} = re:run(Page, "textContent = text")
 	end, [[], ["--http2-prior-knowledge"]]).
+
+%% The page in a browser: two headless Chromium tabs load it and chat with a
+%% Python websockets client (websocket_SUITE's Chromium driver, told that
+%% lines arrive as "name: text"); each sees every message.
+websocket_chat_browser(Config) ->
+	Python = mustang_test:require_python(mustang_test:python(), ["websockets"]),
+	Chromium = mustang_test:tool("chromium", undefined, ["/usr/bin/chromium", "/usr/bin/chromium-browser"]),
+	Script = filename:join([?config(data_dir, Config), "..", "websocket_SUITE_data", "chromium_chat.py"]),
+	Port = integer_to_list(?config(port, Config)),
+	{Status, Out} = mustang_test:run(Python, [Script, "--chromium", Chromium,
+		"--profile", filename:join(?config(priv_dir, Config), "chromium-websocket_chat"),
+		"--page", "http://127.0.0.1:" ++ Port ++ "/", "--ws", "ws://127.0.0.1:" ++ Port ++ "/ws",
+		"--prefixed"], 120000),
+	ct:log("~s", [Out]),
+	0 = Status,
+	nomatch = string:find(Out, "FAIL"),
+	{match, _} = re:run(Out, "^ok tab A got the Python client's message$", [multiline]).
 
 %% The middleware renders priv/<name>.md for /<name>.html and stops the
 %% chain; other requests reach the router (/ lists the pages, an unknown

@@ -1,6 +1,7 @@
-%% The chat page: a name field, the messages and a line to type in. The
-%% script opens ws(s)://<host>/ws?name=<name> and shows what arrives; text
-%% is inserted with textContent, never as HTML.
+%% The chat page: the messages, a line to type in and a Send button. Its
+%% script opens ws(s)://<host>/ws?name=<name>, the name being the page's own
+%% ?name= (/?name=alice); ?auto=Text sends Text once connected (the browser
+%% test uses it). Text is inserted with textContent, never as HTML.
 -module(websocket_chat_page_h).
 
 -export([init/2]).
@@ -17,40 +18,36 @@ page() -> <<"<!DOCTYPE html>
 <title>Mustang Websocket chat</title>
 <style>
 body { font-family: sans-serif; max-width: 40em; margin: 2em auto; }
-#log { border: 1px solid #ccc; height: 20em; overflow-y: auto; padding: .5em; }
-#log div { margin: .2em 0; }
+#log { border: 1px solid #ccc; height: 20em; overflow-y: auto; padding: .5em; list-style: none; }
 </style>
 </head>
 <body>
 <h1>Websocket chat</h1>
-<form id=\"join\"><input id=\"name\" placeholder=\"your name\" pattern=\"[A-Za-z0-9_-]{1,32}\" required>
-<button>Join</button></form>
-<div id=\"log\"></div>
-<form id=\"say\" hidden><input id=\"text\" autocomplete=\"off\" size=\"50\"> <button>Send</button></form>
+<p>Status: <span id=\"status\">connecting</span>. Your name is the page's <code>?name=</code>.</p>
+<ul id=\"log\"></ul>
+<input id=\"msg\" autocomplete=\"off\" size=\"50\" autofocus> <button id=\"send\">Send</button>
 <script>
-let ws;
+const params = new URLSearchParams(location.search);
+const scheme = location.protocol === 'https:' ? 'wss://' : 'ws://';
+const ws = new WebSocket(scheme + location.host + '/ws?name=' + encodeURIComponent(params.get('name') || ''));
 const log = document.getElementById('log');
+const msg = document.getElementById('msg');
 function show(text) {
-	const line = document.createElement('div');
+	const line = document.createElement('li');
 	line.textContent = text;
 	log.appendChild(line);
-	log.scrollTop = log.scrollHeight;
 }
-document.getElementById('join').onsubmit = (e) => {
-	e.preventDefault();
-	const name = document.getElementById('name').value;
-	const scheme = location.protocol === 'https:' ? 'wss://' : 'ws://';
-	ws = new WebSocket(scheme + location.host + '/ws?name=' + encodeURIComponent(name));
-	ws.onopen = () => { document.getElementById('join').hidden = true;
-		document.getElementById('say').hidden = false; show('(connected)'); };
-	ws.onmessage = (msg) => show(msg.data);
-	ws.onclose = () => show('(disconnected)');
+function say() {
+	if (msg.value !== '') { ws.send(msg.value); msg.value = ''; }
+}
+ws.onopen = () => {
+	document.getElementById('status').textContent = 'connected';
+	if (params.get('auto')) ws.send(params.get('auto'));
 };
-document.getElementById('say').onsubmit = (e) => {
-	e.preventDefault();
-	const text = document.getElementById('text');
-	if (text.value !== '') { ws.send(text.value); text.value = ''; }
-};
+ws.onmessage = (event) => show(event.data);
+ws.onclose = (event) => { document.getElementById('status').textContent = 'disconnected (' + event.code + ')'; };
+document.getElementById('send').onclick = say;
+msg.onkeydown = (event) => { if (event.key === 'Enter') say(); };
 </script>
 </body>
 </html>
