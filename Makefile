@@ -3,7 +3,8 @@
 #   make            compile (rebar3 compile)
 #   make run        build the app and the demo, run the demo in the foreground
 #                   (PORT, TLS_PORT, MUSTANG_REQUEST_PROCESS, MUSTANG_MAX_KEEPALIVE)
-#   make test       setup + compile + demo + xref + dialyzer + eunit + ct (what CI runs)
+#   make test       setup + compile (warnings are errors) + demo + xref + dialyzer
+#                   + eunit + ct (what CI runs)
 #   make bench      benchmark suite (bench/run.sh, see bench/README.md)
 #   make soak       soak test (test/soak_SUITE.erl, doc/guide/performance.md):
 #                   1,000,000 HTTP requests and 100,000 Websocket sessions
@@ -16,6 +17,8 @@
 #                   of its four targets, HTTP/1.1, HTTP/2 frames, HPACK, Websocket;
 #                   make test runs the same suite for 7 s each
 #                   (doc/internals/fuzzing.md)
+#   make docs       reference manual: doc/reference/<module>.md and index.md from
+#                   the -specs and comments of src/ (scripts/gen_docs.escript)
 #   make setup      install missing apt packages and the Python venv (_tools/venv)
 #   make rest-diagrams
 #                   render the REST flowcharts doc/guide/rest/*.dot to SVG (Graphviz dot)
@@ -39,7 +42,7 @@ define build_demo
 	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
 endef
 
-.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak fuzz clean rest-diagrams
+.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak fuzz clean rest-diagrams docs
 
 all: compile
 
@@ -58,8 +61,14 @@ run: setup demo
 example: setup compile
 	scripts/run_example.sh $(NAME)
 
-# Each step fails the make when it fails; cheapest checks first.
+docs:
+	escript scripts/gen_docs.escript src doc/reference
+
+# Each step fails the make when it fails; cheapest checks first. The strict
+# profile adds warnings_as_errors (rebar.config: not in the default profile,
+# which an application depending on Mustang compiles).
 test: setup
+	$(REBAR) as strict compile
 	$(REBAR) compile
 	$(build_demo)
 	$(REBAR) xref

@@ -198,21 +198,26 @@ get_port(Ref) ->
 	mustang_registry:get_port(Ref).
 
 %% Changes one key of the `env` protocol option (often `dispatch`). Takes
-%% effect for connections accepted afterwards.
+%% effect for connections accepted afterwards. As in Cowboy: exit(badarg)
+%% when the listener does not exist.
 -spec set_env(ref(), atom(), any()) -> ok.
 set_env(Ref, Name, Value) ->
-	Opts = mustang_registry:get_protocol_opts(Ref),
+	Opts = protocol_opts(Ref),
 	Env = maps:get(env, Opts, #{}),
 	mustang_registry:set_protocol_opts(Ref, Opts#{env => Env#{Name => Value}}).
 
+%% One key of the listener's `env'. As in Cowboy: exit(badarg) when the
+%% listener does not exist, exit({badkey, Name}) when the key is missing.
 -spec get_env(ref(), atom()) -> any().
 get_env(Ref, Name) ->
-	#{Name := Value} = maps:get(env, mustang_registry:get_protocol_opts(Ref), #{}),
-	Value.
+	case maps:find(Name, maps:get(env, protocol_opts(Ref), #{})) of
+		{ok, Value} -> Value;
+		error -> exit({badkey, Name})
+	end.
 
 -spec get_env(ref(), atom(), any()) -> any().
 get_env(Ref, Name, Default) ->
-	maps:get(Name, maps:get(env, mustang_registry:get_protocol_opts(Ref), #{}), Default).
+	maps:get(Name, maps:get(env, protocol_opts(Ref), #{}), Default).
 
 -spec get_protocol_options(ref()) -> mustang_opts:protocol_opts().
 get_protocol_options(Ref) ->
@@ -224,6 +229,13 @@ set_protocol_options(Ref, Opts) ->
 	case mustang_opts:validate(Opts) of
 		ok -> mustang_registry:set_protocol_opts(Ref, Opts);
 		Error -> Error
+	end.
+
+protocol_opts(Ref) ->
+	try
+		mustang_registry:get_protocol_opts(Ref)
+	catch error:badarg ->
+		exit(badarg)
 	end.
 
 -spec active_connections(ref()) -> non_neg_integer().

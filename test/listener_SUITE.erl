@@ -15,7 +15,8 @@ all() ->
 		conn_is_special_process, conns_sup_supervisor_calls, dynamic_buffer_grows,
 		dynamic_buffer_off_when_buffer_set, hibernate_after_idle_tick,
 		hibernate_h2_after_idle_tick, hibernate_h2_option, hibernate_ws_after_idle_tick,
-		streaming_backpressure_inline, streaming_backpressure_process].
+		streaming_backpressure_inline, streaming_backpressure_process,
+		env_errors_as_cowboy].
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
@@ -135,6 +136,22 @@ set_env_new_connections(_) ->
 	{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = get(Port, "/new"),
 	undefined = mustang:get_env(?FUNCTION_NAME, nope, undefined),
 	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+%% get_env/2,3 and set_env/3 fail as Cowboy's manual says: exit:badarg for
+%% a listener that does not exist, exit:{badkey, Key} for a missing key.
+env_errors_as_cowboy(_) ->
+	{'EXIT', badarg} = catch mustang:get_env(?FUNCTION_NAME, dispatch),
+	{'EXIT', badarg} = catch mustang:get_env(?FUNCTION_NAME, dispatch, undefined),
+	{'EXIT', badarg} = catch mustang:set_env(?FUNCTION_NAME, dispatch, []),
+	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0}, opts()),
+	try
+		{'EXIT', {badkey, nope}} = catch mustang:get_env(?FUNCTION_NAME, nope),
+		default = mustang:get_env(?FUNCTION_NAME, nope, default),
+		ok = mustang:set_env(?FUNCTION_NAME, nope, 1),
+		1 = mustang:get_env(?FUNCTION_NAME, nope)
+	after
+		ok = mustang:stop_listener(?FUNCTION_NAME)
+	end.
 
 %% With max_connections reached, new connections wait in the backlog and are
 %% served once a connection closes.

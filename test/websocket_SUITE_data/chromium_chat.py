@@ -10,7 +10,9 @@ client sends "from-python". Every member must see every message (the chat
 sends each message to all, the sender included), and each tab's first
 message from the server must be "joined over V": the test handler tells
 which protocol carried the Websocket (without --version, for the demo's
-chat, that is not checked and no such message is expected). Prints "ok ..." / "FAIL ..." lines;
+chat, that is not checked and no such message is expected). With
+--prefixed (examples/websocket_chat), messages arrive as "name: text" and
+are compared without the name. Prints "ok ..." / "FAIL ..." lines;
 exit 0 when all passed."""
 import argparse
 import json
@@ -34,6 +36,7 @@ ap.add_argument("--profile")
 ap.add_argument("--page")
 ap.add_argument("--ws")
 ap.add_argument("--version")
+ap.add_argument("--prefixed", action="store_true")
 opts = ap.parse_args()
 failed = False
 
@@ -46,6 +49,13 @@ def check(name, cond, why=""):
         failed = True
         print("FAIL %s: %s" % (name, why), flush=True)
     return cond
+
+
+def text_of(message):
+    """A chat line without its "name: " when the chat prefixes names."""
+    if opts.prefixed and ": " in message:
+        return message.split(": ", 1)[1]
+    return message
 
 
 def wait_for(what, fn, timeout=20):
@@ -77,8 +87,8 @@ class Tab:
                 return msg.get("result", {}).get("result", {}).get("value")
 
     def log(self):
-        return self.eval("Array.from(document.querySelectorAll('#log li'))"
-                         ".map(li => li.textContent)") or []
+        return [text_of(m) for m in self.eval("Array.from(document.querySelectorAll('#log li'))"
+                                              ".map(li => li.textContent)") or []]
 
     def status(self):
         e = self.eval("(document.getElementById('status') || {}).textContent")
@@ -129,7 +139,7 @@ try:
     deadline = time.monotonic() + 10
     while not {"from-tab-A", "from-tab-B"} <= set(got) and time.monotonic() < deadline:
         try:
-            got.append(peer.recv(timeout=max(0.1, deadline - time.monotonic())))
+            got.append(text_of(peer.recv(timeout=max(0.1, deadline - time.monotonic()))))
         except TimeoutError:
             break
     check("the Python client got both tabs' messages", {"from-tab-A", "from-tab-B"} <= set(got),

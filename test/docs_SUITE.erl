@@ -1,0 +1,257 @@
+%% The documentation cannot rot: every ```erlang code block of the guide
+%% (doc/guide/*.md) and of README.md compiles, and the reference manual of
+%% make docs (scripts/gen_docs.escript) has every exported function of every
+%% public module with its spec.
+%%
+%% A block is one of:
+%% - a whole module: its first form is -module(Name); compiled as it is;
+%% - a file of Erlang terms (sys.config, rebar.config): every form is a term;
+%% - function definitions: compiled wrapped in a generated module with
+%%   -compile([export_all, nowarn_export_all]), so they may call each other
+%%   and any remote function (a remote module need not exist).
+%% Code that is none of these (an expression, a shell session, a part of a
+%% map) belongs in a ```text or ```shell block, or wrapped in a function.
+%% Errors are reported at their line in the Markdown file; warnings are
+%% logged, not failures.
+-module(docs_SUITE).
+-compile([export_all, nowarn_export_all]).
+
+-include_lib("common_test/include/ct.hrl").
+
+all() ->
+	[guide_code_blocks, code_block_checker, reference_manual, reference_new_module].
+
+%% Every block compiles; all failures are listed at once.
+guide_code_blocks(Config) ->
+	Root = mustang_test:root(),
+	Files = filelib:wildcard(filename:join(Root, "doc/guide/*.md"))
+		++ [filename:join(Root, "README.md")],
+	Blocks = lists:append([code_blocks(F) || F <- Files]),
+	ct:log("~b erlang blocks in ~b files", [length(Blocks), length(Files)]),
+	true = length(Blocks) >= 10,
+	Dir = filename:join(proplists:get_value(priv_dir, Config), "guide_blocks"),
+	Results = [{B, check_block(B, Dir)} || B <- Blocks],
+	_ = [ct:log("~s:~b: ~p~s", [rel(Root, F), L, Kind, warnings(W)])
+		|| {{F, L, _}, {ok, Kind, W}} <- Results],
+	case [[rel(Root, F), $:, integer_to_list(L), $\s, Errors]
+			|| {{F, L, _}, {error, Errors}} <- Results] of
+		[] -> ok;
+		Failed -> ct:fail("code blocks that do not compile:~n~s", [lists:join("\n", Failed)])
+	end.
+
+%% The checker refuses what does not compile: a syntax error, a call to a
+%% local function that does not exist, and an expression that is no function
+%% definition; it takes a module, terms and fragments.
+code_block_checker(Config) ->
+	Dir = filename:join(proplists:get_value(priv_dir, Config), "checker_blocks"),
+	Check = fun(Text) -> check_block({"check.md", 1, Text}, Dir) end,
+	{ok, module, []} = Check("-module(m).\n-export([f/0]).\nf() -> ok.\n"),
+	{ok, terms, []} = Check("%% sys.config\n[{kernel, []}].\n"),
+	{ok, fragment, []} = Check("f() -> g(1).\ng(X) -> X.\n"),
+	{error, _} = Check("f() -> ok\n"),
+	{error, _} = Check("f() -> g(1).\n"),
+	{error, _} = Check("mustang_router:compile([]).\n"),
+	{error, _} = Check("-module(m).\n-export([f/0]).\nf() -> undefined_local().\n"),
+	%% Errors are given at their line in the Markdown file.
+	{error, Error} = check_block({"page.md", 40, "f() ->\n\tok\ng() -> ok.\n"}, Dir),
+	{match, _} = re:run(Error, "page.md:4[0-9]:"),
+	ok.
+
+%% Every module of src/ is in the index, as a public module with a page or
+%% as an internal one; the modules a user calls or implements are public;
+%% every function a public module exports (as the compiler says, not the
+%% generator) has its heading and its -spec on the page, and every callback
+%% of a behaviour its heading; comments above a spec are carried.
+reference_manual(Config) ->
+	Root = mustang_test:root(),
+	Out = filename:join(proplists:get_value(priv_dir, Config), "reference"),
+	ok = gen_docs(filename:join(Root, "src"), Out),
+	{ok, Index} = file:read_file(filename:join(Out, "index.md")),
+	Mods = [list_to_atom(filename:basename(F, ".erl"))
+		|| F <- filelib:wildcard(filename:join(Root, "src/*.erl"))],
+	Public = [M || M <- Mods, filelib:is_regular(filename:join(Out, atom_to_list(M) ++ ".md"))],
+	Internal = Mods -- Public,
+	[] = [M || M <- Public, nomatch =:= string:find(Index, ["[", atom_to_list(M), "](", atom_to_list(M), ".md)"])],
+	[] = [M || M <- Internal, nomatch =:= string:find(Index, ["| `", atom_to_list(M), "` |"])],
+	[] = [mustang, mustang_req, mustang_router, mustang_constraints, mustang_middleware,
+		mustang_handler, mustang_stream, mustang_stream_h, mustang_compress_h,
+		mustang_decompress_h, mustang_metrics_h, mustang_tracer_h, mustang_access_log_h,
+		mustang_websocket, mustang_opts] -- Public,
+	Missing = lists:append([missing_entries(M, Out) || M <- Public]),
+	ct:log("~b public modules, ~b internal", [length(Public), length(Internal)]),
+	[] = Missing,
+	{ok, Page} = file:read_file(filename:join(Out, "mustang.md")),
+	{match, _} = re:run(Page, "### stop_listener/1\n\n```erlang\n-spec stop_listener\\(.*?```\n\n"
+		"Graceful stop: stop accepting", [dotall]),
+	ok.
+
+%% The entries a public module's page lacks: {Module, function | callback, Name, Arity}.
+missing_entries(Mod, Out) ->
+	{ok, Page} = file:read_file(filename:join(Out, atom_to_list(Mod) ++ ".md")),
+	{module, Mod} = code:ensure_loaded(Mod),
+	Funs = [{function, F, A} || {F, A} <- Mod:module_info(exports),
+		F =/= module_info, F =/= behaviour_info],
+	Callbacks = case erlang:function_exported(Mod, behaviour_info, 1) of
+		true -> [{callback, F, A} || {F, A} <- Mod:behaviour_info(callbacks)];
+		false -> []
+	end,
+	[{Mod, Kind, F, A} || {Kind, F, A} <- Funs ++ Callbacks, not has_entry(Page, Kind, F, A)].
+
+has_entry(Page, Kind, F, A) ->
+	Name = io_lib:format("~w", [F]),
+	Attr = case Kind of function -> "-spec "; callback -> "-callback " end,
+	Entry = ["### ", Name, "/", integer_to_list(A), "\\b[^\\n]*\\n\\n```erlang\\n", Attr,
+		Name, "\\("],
+	re:run(Page, lists:flatten(Entry), [{capture, none}]) =:= match.
+
+%% A module the generator has never seen: its @doc comments, specs, types
+%% and callbacks make its page; it is public since it is not listed internal.
+reference_new_module(Config) ->
+	Dir = proplists:get_value(priv_dir, Config),
+	Src = filename:join(Dir, "new_src"),
+	Out = filename:join(Dir, "new_reference"),
+	ok = filelib:ensure_dir(Src ++ "/"),
+	ok = file:write_file(filename:join(Src, "mustang_new.erl"), <<
+		"%% @doc A module written after the generator.\n"
+		"%%\n"
+		"%%   an indented line\n"
+		"-module(mustang_new).\n"
+		"-export([hello/1, bye/0]).\n"
+		"-type name() :: binary().\n"
+		"-export_type([name/0]).\n"
+		"-callback greet(name()) -> ok.\n\n"
+		"%% Section comment, not attached.\n\n"
+		"%% @doc Says hello\n"
+		"%% to Name.\n"
+		"-spec hello(name()) -> {hello, name()}.\n"
+		"hello(Name) -> {hello, Name}.\n\n"
+		"-spec bye() -> ok.\n"
+		"%% Bye, commented below its spec.\n"
+		"bye() -> ok.\n">>),
+	ok = gen_docs(Src, Out),
+	{ok, Page} = file:read_file(filename:join(Out, "mustang_new.md")),
+	ct:log("~s", [Page]),
+	{match, _} = re:run(Page, "^# mustang_new\n\nA module written after the generator.\n\n"
+		"```text\n  an indented line\n```\n"),
+	{match, _} = re:run(Page, "### hello/1\n\n```erlang\n-spec hello\\(name\\(\\)\\) -> \\{hello, name\\(\\)\\}.\n"
+		"```\n\nSays hello\nto Name.\n"),
+	{match, _} = re:run(Page, "### bye/0\n\n```erlang\n-spec bye\\(\\) -> ok.\n```\n\nBye, commented below its spec.\n"),
+	nomatch = re:run(Page, "Section comment"),
+	{match, _} = re:run(Page, "## Types\n\n```erlang\n-type name\\(\\) :: binary\\(\\).\n"),
+	{match, _} = re:run(Page, "## Callbacks\n\n### greet/1\n\n```erlang\n-callback greet\\(name\\(\\)\\) -> ok.\n"),
+	{ok, Index} = file:read_file(filename:join(Out, "index.md")),
+	{match, _} = re:run(Index, "\\| \\[mustang_new\\]\\(mustang_new.md\\) \\| A module written after the generator. \\|"),
+	ok.
+
+gen_docs(Src, Out) ->
+	Script = filename:join(mustang_test:root(), "scripts/gen_docs.escript"),
+	{Status, Output} = mustang_test:run(os:find_executable("escript"), [Script, Src, Out], 60000),
+	ct:log("gen_docs: exit ~p~n~s", [Status, Output]),
+	0 = Status,
+	ok.
+
+%% The ```erlang blocks of a Markdown file: {File, Line of the first line of
+%% code, Text}. An indented fence (in a list) has its indentation removed
+%% from the lines of the block.
+code_blocks(File) ->
+	{ok, Bin} = file:read_file(File),
+	Lines = string:split(unicode:characters_to_list(Bin), "\n", all),
+	code_blocks(File, lists:zip(lists:seq(1, length(Lines)), Lines), []).
+
+code_blocks(_, [], Acc) ->
+	lists:reverse(Acc);
+code_blocks(File, [{N, Line} | Rest], Acc) ->
+	case re:run(Line, "^([ \t]*)```erlang[ \t]*$", [unicode, {capture, [1], list}]) of
+		{match, [Indent]} ->
+			{Code, Rest1} = lists:splitwith(fun({_, L}) -> not is_fence(L) end, Rest),
+			Text = [[strip_indent(Indent, L), $\n] || {_, L} <- Code],
+			code_blocks(File, drop_fence(Rest1), [{File, N + 1, lists:flatten(Text)} | Acc]);
+		nomatch ->
+			code_blocks(File, Rest, Acc)
+	end.
+
+is_fence(Line) ->
+	re:run(Line, "^[ \t]*```[ \t]*$", [unicode, {capture, none}]) =:= match.
+
+drop_fence([]) -> [];
+drop_fence([_ | Rest]) -> Rest.
+
+strip_indent(Indent, Line) ->
+	case lists:prefix(Indent, Line) of
+		true -> lists:nthtail(length(Indent), Line);
+		false -> string:trim(Line, leading)
+	end.
+
+%% {ok, module | terms | fragment, Warnings} or {error, Text}.
+check_block({File, Line, Text}, Dir) ->
+	case erl_scan:string(Text, Line) of
+		{ok, Tokens, _} ->
+			check_forms(File, Line, Text, split_forms(Tokens), Dir);
+		{error, {ErrLine, Mod, Reason}, _} ->
+			{error, io_lib:format("~s:~p: ~s", [File, ErrLine, Mod:format_error(Reason)])}
+	end.
+
+check_forms(File, Line, Text, [[{'-', _}, {atom, _, module}, {'(', _}, {atom, _, Mod} | _] | _], Dir) ->
+	compile_text(File, module, Mod, [file_attr(File, Line), Text], Dir);
+check_forms(File, Line, Text, Forms, Dir) ->
+	case Forms =/= [] andalso lists:all(fun is_term/1, Forms) of
+		true ->
+			{ok, terms, []};
+		false ->
+			Mod = list_to_atom("guide_block_" ++ integer_to_list(erlang:unique_integer([positive]))),
+			Head = io_lib:format("-module(~s).~n-compile([export_all, nowarn_export_all]).~n",
+				[Mod]),
+			compile_text(File, fragment, Mod, [Head, file_attr(File, Line), Text], Dir)
+	end.
+
+%% epp numbers the line after -file(File, N) N + 1.
+file_attr(File, Line) ->
+	io_lib:format("-file(~p, ~b).~n", [File, Line - 1]).
+
+%% Forms as token lists, each ending with its dot (a block's leading
+%% comments are not tokens).
+split_forms(Tokens) ->
+	split_forms(Tokens, [], []).
+
+split_forms([], [], Acc) -> lists:reverse(Acc);
+split_forms([], Form, Acc) -> lists:reverse([lists:reverse(Form) | Acc]);
+split_forms([Dot = {dot, _} | Rest], Form, Acc) ->
+	split_forms(Rest, [], [lists:reverse([Dot | Form]) | Acc]);
+split_forms([Token | Rest], Form, Acc) ->
+	split_forms(Rest, [Token | Form], Acc).
+
+is_term(Form) ->
+	element(1, erl_parse:parse_term(Form)) =:= ok.
+
+compile_text(File, Kind, Mod, Text, Dir0) ->
+	Dir = filename:join(Dir0, integer_to_list(erlang:unique_integer([positive]))),
+	Src = filename:join(Dir, atom_to_list(Mod) ++ ".erl"),
+	ok = filelib:ensure_dir(Src),
+	ok = file:write_file(Src, unicode:characters_to_binary(Text)),
+	Include = filename:join(code:lib_dir(mustang), "include"),
+	case compile:file(Src, [binary, return_errors, return_warnings, {i, Include}]) of
+		{ok, Mod, _, Warnings} ->
+			{ok, Kind, Warnings};
+		{ok, Other, _, _} ->
+			{error, io_lib:format("~s: module ~s compiled from a file named ~s.erl",
+				[File, Other, Mod])};
+		{error, Errors, _} ->
+			{error, format_errors(Errors)}
+	end.
+
+format_errors(Errors) ->
+	[io_lib:format("~s:~s: ~s~n", [F, location(Loc), M:format_error(E)])
+		|| {F, Es} <- Errors, {Loc, M, E} <- Es].
+
+location({Line, Col}) -> io_lib:format("~b:~b", [Line, Col]);
+location(Line) when is_integer(Line) -> integer_to_list(Line);
+location(none) -> "".
+
+warnings([]) -> "";
+warnings(Warnings) -> [" (warnings: ", format_errors(Warnings), ")"].
+
+rel(Root, File) ->
+	case lists:prefix(Root ++ "/", File) of
+		true -> lists:nthtail(length(Root) + 1, File);
+		false -> File
+	end.
