@@ -57,8 +57,10 @@ tests() ->
 		accept_invalid,
 		languages_provided,
 		languages_provided_no_header,
+		languages_provided_none,
 		charsets_provided,
 		charsets_provided_no_header,
+		charsets_provided_none,
 		ranges_provided,
 		variances,
 		%% Resource missing.
@@ -177,6 +179,9 @@ routes(Config) ->
 			languages_provided => [<<"en">>], ranges_provided => [], to_html => Body}),
 		F(ranges_provided, #{ranges_provided => [{<<"bytes">>, auto}, {<<"pages">>, ranged_bytes}],
 			languages_provided => [<<"en">>], charsets_provided => [<<"utf-8">>], to_html => Body}),
+		F(languages_provided_none, #{languages_provided => [], to_html => Body}),
+		F(charsets_provided_none, #{languages_provided => [<<"en">>], charsets_provided => [],
+			to_html => Body}),
 		F(ranges_provided_none, #{ranges_provided => [], languages_provided => [<<"en">>],
 			charsets_provided => [<<"utf-8">>], to_html => Body}),
 		F(variances, #{content_types_provided => Conneg, languages_provided => [<<"en">>, <<"fr">>],
@@ -473,6 +478,14 @@ languages_provided_no_header(Config) ->
 	doc("No accept-language: the first language provided."),
 	#{status := 200} = Resp = req(Config, "GET", "/languages_provided"),
 	<<"en">> = header(<<"content-language">>, Resp).
+
+languages_provided_none(Config) ->
+	doc("languages_provided []: 406."),
+	406 = status(Config, "GET", "/languages_provided_none", []).
+
+charsets_provided_none(Config) ->
+	doc("charsets_provided []: 406."),
+	406 = status(Config, "GET", "/charsets_provided_none", []).
 
 charsets_provided(Config) ->
 	doc("accept-charset: the charset of highest weight provided, added to a text "
