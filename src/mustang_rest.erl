@@ -12,7 +12,8 @@
 %% sent or left to the connection, which answers 204 when there is none), or
 %% a switch to another handler type. A crash in a callback or in a step calls
 %% terminate/3 with {crash, Class, Reason} and is raised again, as in every
-%% handler type.
+%% handler type. The matching is in plain functions of mustang_conneg
+%% (content negotiation) and mustang_range (range requests).
 -module(mustang_rest).
 
 -export([upgrade/4]).
@@ -91,7 +92,6 @@
 	%% Content negotiation: what the resource provides, what was chosen.
 	content_types_p = [] :: [{media_type(), atom()}],
 	content_type_a :: undefined | {media_type(), atom()},
-	content_types_refused = [] :: [{media_type(), atom()}],
 	languages_p = [] :: [binary()],
 	charsets_p = [] :: [binary()],
 	charset_a :: undefined | binary(),
@@ -287,133 +287,50 @@ content_types_provided(Req, State) ->
 		([], Req2, State2) ->
 			respond(Req2, State2, 406);
 		(Value, Req2, State2) ->
-			CTP = [{normalize_media_type(Type), Fun}
+			CTP = [{mustang_conneg:normalize_media_type(Type), Fun}
 				|| {Type, Fun} <- default(Value, ?CONTENT_TYPES_PROVIDED)],
 			accept_header(Req2, State2#state{content_types_p = CTP})
 	end).
 
-accept_header(Req, State = #state{content_types_p = [First = {{Type, SubType, Params}, _} | _]}) ->
+accept_header(Req, State = #state{content_types_p = CTP = [First | _]}) ->
 	case mustang_req:header(<<"accept">>, Req) of
 		undefined ->
-			media_type_chosen(Req, State, First, {Type, SubType, no_star(Params)});
+			media_type_chosen(Req, State, First, mustang_conneg:default_media_type(First));
 		Value ->
 			case mustang_http_hd:parse_accept(Value) of
-				{ok, Accept} ->
-					Refused = refused(Accept, State#state.content_types_p),
-					choose_media_type(Req, State#state{content_types_refused = Refused},
-						prioritize_accept(Accept));
+				{ok, Accept} -> choose_media_type(Req, State, mustang_conneg:media_types(Accept, CTP));
 				{error, _} -> respond(Req, State, 400)
 			end
 	end.
 
-%% Highest weight first; at equal weight the more specific range first
-%% (RFC 9110 12.5.1): type/subtype;params, type/subtype, type/*, */*.
-prioritize_accept(Accept) ->
-	Keyed = [{-Q, -specificity(MediaType), N, A}
-		|| {N, A = {MediaType, Q, _}} <- lists:zip(lists:seq(1, length(Accept)), Accept)],
-	[A || {_, _, _, A} <- lists:sort(Keyed)].
-
-specificity({<<"*">>, _, _}) -> 0;
-specificity({_, <<"*">>, _}) -> 1;
-specificity({_, _, []}) -> 2;
-specificity({_, _, Params}) -> 2 + length(Params).
-
-%% For each accepted range, by priority, the first provided type it matches.
-%% A weight of 0 means "not acceptable" (RFC 9110 12.4.2).
+%% The first choice of mustang_conneg:media_types/2, 406 when there is
+%% none. A choice that depends on the charset of the accepted range asks
+%% charsets_provided (any charset when it is not exported).
 choose_media_type(Req, State, []) ->
 	respond(Req, State, 406);
-choose_media_type(Req, State, [{_, 0, _} | Rest]) ->
-	choose_media_type(Req, State, Rest);
-choose_media_type(Req, State = #state{content_types_p = CTP, content_types_refused = Refused},
-		[Accepted | Rest]) ->
-	match_media_type(Req, State, Accepted, Rest, CTP -- Refused).
-
-%% The provided types whose most specific matching range has weight 0: not
-%% acceptable, even when a less specific range matches them too
-%% (RFC 9110 12.5.1: "text/html;q=0, */*").
-refused(Accept, CTP) ->
-	[Provided || Provided = {MediaType, _} <- CTP,
-		case [{specificity(Range), Q} || {Range, Q, _} <- Accept, range_matches(Range, MediaType)] of
-			[] -> false;
-			Matches -> element(2, lists:max(Matches)) =:= 0
-		end].
-
-range_matches({TA, STA, PA}, {TP, STP, PP}) ->
-	(TA =:= TP orelse TA =:= <<"*">>) andalso (STA =:= STP orelse STA =:= <<"*">>)
-		andalso (PP =:= '*' orelse lists:all(fun(P) -> lists:member(P, PP) end, PA)).
-
-match_media_type(Req, State, _, Rest, []) ->
-	choose_media_type(Req, State, Rest);
-match_media_type(Req, State, Accepted = {{TA, STA, _}, _, _}, Rest,
-		[Provided = {{TP, STP, _}, _} | Tail])
-		when TA =:= TP orelse TA =:= <<"*">>, STA =:= STP orelse STA =:= <<"*">> ->
-	match_media_params(Req, State, Accepted, Rest, Provided, Tail);
-match_media_type(Req, State, Accepted, Rest, [_ | Tail]) ->
-	match_media_type(Req, State, Accepted, Rest, Tail).
-
-%% Provided parameters '*': any parameters match, and are those of the
-%% accepted range; a charset among them must be one the resource provides
-%% (charsets_provided, any charset when it is not exported). Provided
-%% parameters listed: each accepted parameter must be one of them.
-match_media_params(Req, State, Accepted = {{_, _, PA}, _, _}, Rest,
-		Provided = {{TP, STP, '*'}, _}, Tail) ->
-	case lists:keyfind(<<"charset">>, 1, PA) of
-		false ->
-			media_type_chosen(Req, State, Provided, {TP, STP, PA});
-		{_, Charset} ->
-			with(Req, State, charsets_provided, fun
-				(no_call, Req2, State2) ->
-					media_type_chosen(Req2, State2#state{charset_a = Charset}, Provided,
-						{TP, STP, PA});
-				(CP, Req2, State2) ->
-					case lists:member(Charset, CP) of
-						true ->
-							media_type_chosen(Req2,
-								State2#state{charsets_p = CP, charset_a = Charset},
-								Provided, {TP, STP, PA});
-						false ->
-							match_media_type(Req2, State2, Accepted, Rest, Tail)
-					end
-			end)
-	end;
-match_media_params(Req, State, Accepted = {{_, _, PA}, _, _}, Rest,
-		Provided = {MediaType = {_, _, PP}, _}, Tail) ->
-	case lists:all(fun(P) -> lists:member(P, PP) end, PA) of
-		true ->
-			Charset = proplists:get_value(<<"charset">>, PP),
-			media_type_chosen(Req, State#state{charset_a = Charset}, Provided, MediaType);
-		false ->
-			match_media_type(Req, State, Accepted, Rest, Tail)
-	end.
+choose_media_type(Req, State, [{chosen, Provided, MediaType, Charset} | _]) ->
+	media_type_chosen(Req, State#state{charset_a = Charset}, Provided, MediaType);
+choose_media_type(Req, State, [{if_charset, Charset, Provided, MediaType} | Rest]) ->
+	with(Req, State, charsets_provided, fun
+		(no_call, Req2, State2) ->
+			media_type_chosen(Req2, State2#state{charset_a = Charset}, Provided, MediaType);
+		(CP, Req2, State2) ->
+			case lists:member(Charset, CP) of
+				true ->
+					media_type_chosen(Req2, State2#state{charsets_p = CP, charset_a = Charset},
+						Provided, MediaType);
+				false ->
+					choose_media_type(Req2, State2, Rest)
+			end
+	end).
 
 media_type_chosen(Req, State, Provided, MediaType) ->
 	next(Req#{media_type => MediaType}, State#state{content_type_a = Provided},
 		fun languages_provided/2).
 
-no_star('*') -> [];
-no_star(Params) -> Params.
-
-%% A binary media type in content_types_provided or _accepted is parsed
-%% like a content-type header: its parameters must then match exactly.
-normalize_media_type(Type) when is_binary(Type) ->
-	{ok, MediaType} = mustang_http_hd:parse_content_type(Type),
-	MediaType;
-normalize_media_type(MediaType) ->
-	MediaType.
-
 languages_provided(Req, State) ->
 	negotiate(Req, State, languages_provided, <<"accept-language">>, fun charsets_provided/2,
-		fun language_matches/2, fun language_chosen/4).
-
-%% A language range matches a tag equal to it or that starts with it
-%% followed by "-" (RFC 4647 3.3.1, basic filtering).
-language_matches(Range, Tag) ->
-	Size = byte_size(Range),
-	case Tag of
-		Range -> true;
-		<<Range:Size/binary, $-, _/binary>> -> true;
-		_ -> false
-	end.
+		fun mustang_conneg:language/2, fun language_chosen/4).
 
 language_chosen(Req, State, LP, Language) ->
 	Req2 = mustang_req:set_resp_header(<<"content-language">>, Language, Req),
@@ -424,16 +341,15 @@ charsets_provided(Req, State = #state{charset_a = Charset}) when Charset =/= und
 	next(Req, State, fun set_content_type/2);
 charsets_provided(Req, State) ->
 	negotiate(Req, State, charsets_provided, <<"accept-charset">>, fun set_content_type/2,
-		fun(Range, Charset) -> Range =:= Charset end, fun charset_chosen/4).
+		fun mustang_conneg:charset/2, fun charset_chosen/4).
 
 charset_chosen(Req, State, CP, Charset) ->
 	next(Req, State#state{charsets_p = CP, charset_a = Charset}, fun set_content_type/2).
 
 %% languages_provided and charsets_provided: not exported, the step is
 %% skipped; [] is 406; without the accept header the first value provided,
-%% else the first provided value that the range of highest weight matches
-%% ("*" any), 406 when none does; 400 when the header does not parse.
-negotiate(Req, State, Callback, Header, Skip, Matches, Chosen) ->
+%% else Choose's (406 when none); 400 when the header does not parse.
+negotiate(Req, State, Callback, Header, Skip, Choose, Chosen) ->
 	with(Req, State, Callback, fun
 		(no_call, Req2, State2) ->
 			next(Req2, State2, Skip);
@@ -446,44 +362,20 @@ negotiate(Req, State, Callback, Header, Skip, Matches, Chosen) ->
 				Value ->
 					case mustang_http_hd:parse(Header, Value) of
 						{ok, Ranges} ->
-							choose(Req2, State2, Provided, prioritize(Ranges), Matches, Chosen);
+							case Choose(Provided, Ranges) of
+								{ok, Choice} -> Chosen(Req2, State2, Provided, Choice);
+								error -> respond(Req2, State2, 406)
+							end;
 						{error, _} ->
 							respond(Req2, State2, 400)
 					end
 			end
 	end).
 
-%% Highest weight first, in the order given at equal weight; weight 0 out.
-prioritize(List) ->
-	Keyed = [{-Q, N, V} || {N, {V, Q}} <- lists:zip(lists:seq(1, length(List)), List), Q > 0],
-	[V || {_, _, V} <- lists:sort(Keyed)].
-
-choose(Req, State, _, [], _, _) ->
-	respond(Req, State, 406);
-choose(Req, State, Provided = [First | _], [<<"*">> | _], _, Chosen) ->
-	Chosen(Req, State, Provided, First);
-choose(Req, State, Provided, [Range | Rest], Matches, Chosen) ->
-	case [P || P <- Provided, Matches(Range, P)] of
-		[Value | _] -> Chosen(Req, State, Provided, Value);
-		[] -> choose(Req, State, Provided, Rest, Matches, Chosen)
-	end.
-
-%% The content-type of the response: the chosen media type and its
-%% parameters, the charset last. The charset is added to text types only,
-%% or where the media type has it among its parameters.
-set_content_type(Req = #{media_type := {Type, SubType, Params}}, State = #state{charset_a = Charset}) ->
-	ParamsBin = [[<<"; ">>, K, <<"=">>, V] || {K, V} <- Params, K =/= <<"charset">>],
-	CharsetBin = case Charset of
-		undefined -> [];
-		_ when Type =:= <<"text">> -> [<<"; charset=">>, Charset];
-		_ ->
-			case lists:keymember(<<"charset">>, 1, Params) of
-				true -> [<<"; charset=">>, Charset];
-				false -> []
-			end
-	end,
-	ContentType = iolist_to_binary([Type, $/, SubType, ParamsBin, CharsetBin]),
-	Req2 = mustang_req:set_resp_header(<<"content-type">>, ContentType, Req),
+%% The content-type of the response, and the charset in the Req.
+set_content_type(Req = #{media_type := MediaType}, State = #state{charset_a = Charset}) ->
+	Req2 = mustang_req:set_resp_header(<<"content-type">>,
+		mustang_conneg:content_type(MediaType, Charset), Req),
 	Req3 = case Charset of
 		undefined -> Req2;
 		_ -> Req2#{charset => Charset}
@@ -735,31 +627,15 @@ accept_resource(Req, State) ->
 				Value ->
 					case mustang_http_hd:parse_content_type(Value) of
 						{ok, ContentType} ->
-							choose_content_type(Req2, State2, ContentType, CTA);
+							case mustang_conneg:accepted_content_type(ContentType, CTA) of
+								{ok, Fun} -> process_content_type(Req2, State2, Fun);
+								error -> respond(Req2, State2, 415)
+							end;
 						{error, _} ->
 							respond(Req2, State2, 415)
 					end
 			end
 	end).
-
-%% '*' accepts any content type; {Type, SubType, '*'} any parameters;
-%% otherwise the parameters must be the same, in any order.
-choose_content_type(Req, State, _, []) ->
-	respond(Req, State, 415);
-choose_content_type(Req, State, ContentType, [{Accepted, Fun} | Tail]) ->
-	case accepts(normalize_accepted(Accepted), ContentType) of
-		true -> process_content_type(Req, State, Fun);
-		false -> choose_content_type(Req, State, ContentType, Tail)
-	end.
-
-normalize_accepted('*') -> '*';
-normalize_accepted(Type) -> normalize_media_type(Type).
-
-accepts('*', _) -> true;
-accepts({Type, SubType, '*'}, {Type, SubType, _}) -> true;
-accepts({Type, SubType, Params}, {Type, SubType, Params2}) ->
-	lists:sort(Params) =:= lists:sort(Params2);
-accepts(_, _) -> false.
 
 %% The AcceptCallback: true; false (400); {created, URI} (201) or
 %% {see_other, URI} (303) with a location header; {true, URI}, the older
@@ -920,16 +796,13 @@ range_body(Req = #{range := {<<"bytes">>, Ranges}}, State = #state{content_type_
 		(no_call, _, _) ->
 			error({missing_callback, Fun});
 		(Body, Req2, State2) ->
-			Length = body_length(Body),
-			case [Range || R <- Ranges, {ok, Range} <- [byte_range(R, Length)]] of
-				[] ->
+			case mustang_range:byte_parts(Ranges, Body) of
+				{ok, Parts} ->
+					send_ranges(Req2, State2, <<"bytes">>, Parts);
+				{unsatisfiable, Length} ->
 					Req3 = mustang_req:set_resp_header(<<"content-range">>,
 						[<<"bytes */">>, integer_to_binary(Length)], Req2),
-					respond(Req3, State2, 416);
-				Satisfiable ->
-					send_ranges(Req2, State2, <<"bytes">>,
-						[{{From, To, Length}, body_part(Body, From, To)}
-							|| {From, To} <- Satisfiable])
+					respond(Req3, State2, 416)
 			end
 	end);
 range_body(Req = #{range := {Unit, _}}, State, Callback) ->
@@ -940,39 +813,19 @@ range_body(Req = #{range := {Unit, _}}, State, Callback) ->
 			send_ranges(Req2, State2, Unit, Parts)
 	end).
 
-%% A byte range within a representation of Length bytes (RFC 9110 14.1.2):
-%% the last position is capped; a suffix range is the last bytes.
-byte_range({From, _}, Length) when From >= Length -> error;
-byte_range({From, infinity}, Length) -> {ok, {From, Length - 1}};
-byte_range({From, To}, Length) -> {ok, {From, min(To, Length - 1)}};
-byte_range(0, _) -> error;
-byte_range(_, 0) -> error;
-byte_range(Suffix, Length) -> {ok, {max(0, Length + Suffix), Length - 1}}.
-
-body_length({sendfile, _, Length, _}) -> Length;
-body_length(Body) -> iolist_size(Body).
-
-body_part({sendfile, Offset, _, Path}, From, To) ->
-	{sendfile, Offset + From, To - From + 1, Path};
-body_part(Body, From, To) ->
-	binary:part(iolist_to_binary(Body), From, To - From + 1).
-
-%% One part: 206 with content-range. Several: multipart/byteranges
-%% (RFC 9110 14.6), each part with the content-type of the representation;
-%% streamed when a part is a sendfile tuple.
+%% One part: 206 with content-range. Several: multipart/byteranges, each
+%% part with the content-type of the representation; streamed when a part
+%% is a sendfile tuple.
 send_ranges(Req, State, Unit, [{Range, Body}]) ->
-	Req2 = mustang_req:set_resp_header(<<"content-range">>, content_range(Unit, Range), Req),
+	Req2 = mustang_req:set_resp_header(<<"content-range">>,
+		mustang_range:content_range(Unit, Range), Req),
 	{stop, mustang_req:reply(206, #{}, Body, Req2), State};
 send_ranges(Req, State, Unit, Parts) ->
 	Boundary = binary:encode_hex(crypto:strong_rand_bytes(16)),
 	ContentType = mustang_req:resp_header(<<"content-type">>, Req, <<"application/octet-stream">>),
-	Heads = [[<<"--">>, Boundary, <<"\r\ncontent-type: ">>, ContentType,
-		<<"\r\ncontent-range: ">>, content_range(Unit, Range), <<"\r\n\r\n">>]
-		|| {Range, _} <- Parts],
-	Pieces = lists:append([[Head, Body, <<"\r\n">>]
-		|| {Head, {_, Body}} <- lists:zip(Heads, Parts)]) ++ [[<<"--">>, Boundary, <<"--\r\n">>]],
-	Headers = #{<<"content-type">> => [<<"multipart/byteranges; boundary=">>, Boundary]},
-	case lists:any(fun is_sendfile/1, Pieces) of
+	{MultipartType, Pieces} = mustang_range:multipart(Boundary, ContentType, Unit, Parts),
+	Headers = #{<<"content-type">> => MultipartType},
+	case mustang_range:has_sendfile(Pieces) of
 		false ->
 			{stop, mustang_req:reply(206, Headers, Pieces, Req), State};
 		true ->
@@ -982,18 +835,6 @@ send_ranges(Req, State, Unit, Parts) ->
 			ok = mustang_req:stream_body(<<>>, fin, Req2),
 			{stop, Req2, State}
 	end.
-
-is_sendfile({sendfile, _, _, _}) -> true;
-is_sendfile(_) -> false.
-
-content_range(Unit, {From, To, Total}) ->
-	TotalBin = case Total of
-		'*' -> <<"*">>;
-		_ -> integer_to_binary(Total)
-	end,
-	[Unit, $\s, integer_to_binary(From), $-, integer_to_binary(To), $/, TotalBin];
-content_range(Unit, Range) when is_binary(Range) ->
-	[Unit, $\s, Range].
 
 %% The whole representation: the ProvideCallback's body.
 set_resp_body(Req, State = #state{content_type_a = {_, Fun}}) ->
