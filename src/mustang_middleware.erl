@@ -96,6 +96,10 @@ request_error_status({read_body, too_slow}) -> 408;
 %% A request body that does not decode (mustang_http1_codec:decode_chunked/2).
 request_error_status({read_body, {http_error, Status, _}}) -> Status;
 request_error_status({read_urlencoded_body, too_large}) -> 413;
+%% Multipart limits (mustang_req:read_part/2, read_part_body/2).
+request_error_status({read_part, too_large}) -> 413;
+request_error_status({read_part, too_many_parts}) -> 413;
+request_error_status({read_part_body, too_large}) -> 413;
 %% Values that do not parse (mustang_error): the status they carry.
 request_error_status({_, {value_error, Status, _}}) -> Status;
 request_error_status({header, _, {value_error, Status, _}}) -> Status;

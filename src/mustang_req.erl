@@ -51,6 +51,10 @@
 -export([read_urlencoded_body/2]).
 -export([read_and_match_urlencoded_body/2]).
 -export([read_and_match_urlencoded_body/3]).
+-export([read_part/1]).
+-export([read_part/2]).
+-export([read_part_body/1]).
+-export([read_part_body/2]).
 
 %% Response.
 -export([set_resp_cookie/3]).
@@ -122,6 +126,12 @@
 -type event() :: #{comment => iodata(), data => iodata(), event => iodata() | atom(),
 	id => iodata(), retry => non_neg_integer()}.
 -export_type([req/0, fields/0, headers/0, bindings/0, status/0, resp_body/0, read_body_opts/0]).
+-type read_part_opts() :: #{length => non_neg_integer(), period => non_neg_integer(),
+	timeout => timeout(), max_part_header_length => non_neg_integer(),
+	max_parts => non_neg_integer() | infinity}.
+-type read_part_body_opts() :: #{length => non_neg_integer(), period => non_neg_integer(),
+	timeout => timeout(), max_part_length => non_neg_integer() | infinity}.
+-export_type([read_part_opts/0, read_part_body_opts/0]).
 
 %% Request.
 
@@ -387,6 +397,146 @@ read_and_match_urlencoded_body(Fields, Req, Opts) ->
 			exit({request_error, {read_and_match_urlencoded_body, Errors},
 				'Urlencoded body validation failed.'})
 	end.
+
+%% Multipart request bodies (RFC 7578, RFC 2046 5.1), read part by part with
+%% mustang_multipart: read_part/1,2 returns the next part's headers (a map),
+%% read_part_body/1,2 its body, as cowboy_req does. The parsing state is
+%% kept in the Req (key multipart): use the Req each call returns.
+
+%% @doc The headers of the next part, or done after the last one.
+-spec read_part(req()) -> {ok, headers(), req()} | {done, req()}.
+read_part(Req) -> read_part(Req, #{}).
+
+%% @doc The headers of the next part, or done after the last one; the body
+%% of the current part, if not read, is skipped. Options: those of
+%% read_body/2 for each read (length 64000, period 5000), max_part_header_length
+%% (64000: bytes of preamble and header section before a part's body) and
+%% max_parts (1000: parts in the body). Past a limit the request ends with
+%% 413; a body that is not multipart/* with a boundary, or not a valid
+%% multipart body, with 400.
+-spec read_part(req(), read_part_opts()) -> {ok, headers(), req()} | {done, req()}.
+read_part(Req, Opts) ->
+	ReadOpts = maps:merge(#{length => 64000, period => 5000}, maps:with([length, period, timeout], Opts)),
+	Limits = {maps:get(max_part_header_length, Opts, 64000), maps:get(max_parts, Opts, 1000)},
+	case multipart(Req) of
+		MP = #{in := body} -> skip_part_body(Req, MP, ReadOpts, Limits);
+		MP = #{in := headers} -> part_headers(Req, MP, ReadOpts, Limits, 0);
+		#{in := done} -> {done, Req}
+	end.
+
+multipart(#{multipart := MP}) ->
+	MP;
+multipart(Req) ->
+	Boundary = case parse_header(<<"content-type">>, Req) of
+		{<<"multipart">>, _, Params} ->
+			case lists:keyfind(<<"boundary">>, 1, Params) of
+				{_, B} when byte_size(B) >= 1, byte_size(B) =< 70 -> B;
+				_ -> undefined
+			end;
+		_ ->
+			undefined
+	end,
+	case Boundary of
+		undefined -> exit({request_error, {read_part, no_boundary},
+			'The content-type must be multipart with a boundary of 1 to 70 characters. (RFC2046 5.1.1)'});
+		_ -> #{boundary => Boundary, buffer => <<>>, in => headers, fin => false, parts => 0,
+			part_length => 0}
+	end.
+
+part_headers(Req, MP = #{boundary := Boundary, buffer := Buffer}, ReadOpts, Limits, Seen) ->
+	{MaxHeader, MaxParts} = Limits,
+	case mustang_multipart:parse_headers(Buffer, Boundary) of
+		{ok, _, _} when is_integer(MaxParts), map_get(parts, MP) >= MaxParts ->
+			exit({request_error, {read_part, too_many_parts},
+				'The multipart body has more parts than max_parts allows. (option max_parts)'});
+		{ok, _, Rest} when Seen + byte_size(Buffer) - byte_size(Rest) > MaxHeader ->
+			part_header_too_large();
+		{ok, Headers, Rest} ->
+			{ok, maps:from_list(Headers), Req#{multipart => MP#{buffer => Rest, in => body,
+				parts => map_get(parts, MP) + 1, part_length => 0}}};
+		{done, _} ->
+			{done, Req#{multipart => MP#{buffer => <<>>, in => done}}};
+		{error, Error = {value_error, _, Text}} ->
+			exit({request_error, {read_part, Error}, Text});
+		More ->
+			Keep = case More of more -> Buffer; {more, Rest} -> Rest end,
+			Seen2 = Seen + byte_size(Buffer) - byte_size(Keep),
+			_ = Seen2 + byte_size(Keep) > MaxHeader andalso part_header_too_large(),
+			{Data, Req2, MP2} = read_more(Req, MP#{buffer => Keep}, ReadOpts),
+			part_headers(Req2, MP2#{buffer => <<Keep/binary, Data/binary>>}, ReadOpts, Limits, Seen2)
+	end.
+
+-spec part_header_too_large() -> no_return().
+part_header_too_large() ->
+	exit({request_error, {read_part, too_large},
+		'A multipart part header section is larger than max_part_header_length allows. (option max_part_header_length)'}).
+
+skip_part_body(Req, MP = #{boundary := Boundary, buffer := Buffer}, ReadOpts, Limits) ->
+	case mustang_multipart:parse_body(Buffer, Boundary) of
+		{done, _, Rest} ->
+			part_headers(Req, MP#{buffer => Rest, in => headers}, ReadOpts, Limits, 0);
+		{ok, _} ->
+			{Data, Req2, MP2} = read_more(Req, MP, ReadOpts),
+			skip_part_body(Req2, MP2#{buffer => Data}, ReadOpts, Limits);
+		{ok, _, Rest} ->
+			{Data, Req2, MP2} = read_more(Req, MP, ReadOpts),
+			skip_part_body(Req2, MP2#{buffer => <<Rest/binary, Data/binary>>}, ReadOpts, Limits)
+	end.
+
+%% The next piece of the request body; its end before the close delimiter
+%% is an error.
+read_more(_, #{fin := true}, _) ->
+	exit({request_error, {read_part, {value_error, 400,
+		'A multipart body must end with the close delimiter. (RFC2046 5.1.1)'}},
+		'A multipart body must end with the close delimiter. (RFC2046 5.1.1)'});
+read_more(Req, MP, ReadOpts) ->
+	case read_body(Req, ReadOpts) of
+		{ok, Data, Req2} -> {Data, Req2, MP#{fin => true}};
+		{more, Data, Req2} -> {Data, Req2, MP}
+	end.
+
+%% @doc The body of the current part (read_part_body/2 with the defaults).
+-spec read_part_body(req()) -> {ok, binary(), req()} | {more, binary(), req()}.
+read_part_body(Req) -> read_part_body(Req, #{}).
+
+%% @doc The body of the current part: ok with its end, or more with at least
+%% `length' bytes (default 8000000) when there is more to read. Options:
+%% those of read_body/2 (length, period 15000) and max_part_length
+%% (infinity: bytes of one part's body; past it the request ends with 413).
+%% After the last piece, and before the first read_part/1,2, it returns
+%% {ok, <<>>, Req}.
+-spec read_part_body(req(), read_part_body_opts()) -> {ok, binary(), req()} | {more, binary(), req()}.
+read_part_body(Req = #{multipart := MP = #{in := body}}, Opts) ->
+	ReadOpts = maps:merge(#{length => 8000000, period => 15000}, maps:with([length, period, timeout], Opts)),
+	part_body(Req, MP, ReadOpts, maps:get(max_part_length, Opts, infinity), []);
+read_part_body(Req, _) ->
+	{ok, <<>>, Req}.
+
+part_body(Req, MP = #{boundary := Boundary, buffer := Buffer}, ReadOpts, Max, Acc) ->
+	{Result, Data, Rest} = case mustang_multipart:parse_body(Buffer, Boundary) of
+		{done, D, R} -> {done, D, R};
+		{ok, D} -> {more, D, <<>>};
+		{ok, D, R} -> {more, D, R}
+	end,
+	Length = map_get(part_length, MP) + byte_size(Data),
+	_ = is_integer(Max) andalso Length > Max andalso exit({request_error, {read_part_body, too_large},
+		'A multipart part body is larger than max_part_length allows. (option max_part_length)'}),
+	Acc2 = [Data | Acc],
+	MP2 = MP#{part_length => Length},
+	case Result of
+		done ->
+			{ok, join_parts(Acc2), Req#{multipart => MP2#{buffer => Rest, in => headers}}};
+		more ->
+			case iolist_size(Acc2) >= map_get(length, ReadOpts) of
+				true ->
+					{more, join_parts(Acc2), Req#{multipart => MP2#{buffer => Rest}}};
+				false ->
+					{More, Req2, MP3} = read_more(Req, MP2, ReadOpts),
+					part_body(Req2, MP3#{buffer => <<Rest/binary, More/binary>>}, ReadOpts, Max, Acc2)
+			end
+	end.
+
+join_parts(Acc) -> iolist_to_binary(lists:reverse(Acc)).
 
 %% Response.
 
