@@ -197,16 +197,10 @@ curl_form(Config) ->
 	File = filename:join(?config(priv_dir, Config), "upload.bin"),
 	Data = crypto:strong_rand_bytes(300000),
 	ok = file:write_file(File, Data),
-	Port = integer_to_list(mustang_test:port(Config)),
-	{Scheme, Flags} = case mustang_test:transport(Config) of
-		http1 -> {"http", []};
-		h2c -> {"http", ["--http2-prior-knowledge"]};
-		h2 -> {"https", ["--http2", "-k"]}
-	end,
 	Curl = os:find_executable("curl"),
-	{0, Out} = mustang_test:run(Curl, Flags ++ ["-sS", "-F", "name=Mustang",
-		"-F", "upload=@" ++ File ++ ";type=application/octet-stream",
-		Scheme ++ "://127.0.0.1:" ++ Port ++ "/multipart/all"], 30000),
+	{0, Out} = mustang_test:run(Curl, ["-sS", "-F", "name=Mustang",
+		"-F", "upload=@" ++ File ++ ";type=application/octet-stream"
+		| mustang_test:curl_args(Config, "/multipart/all")], 30000),
 	?assertEqual([part({data, <<"name">>}, <<"Mustang">>),
 		{{file, <<"upload">>, <<"upload.bin">>, <<"application/octet-stream">>}, 300000,
 			erlang:md5(Data), 1}], mustang_test:parse_term(Out)).

@@ -170,15 +170,9 @@ parse_header_cors_preflight(Config) ->
 
 curl_cors_preflight(Config) ->
 	doc("curl sends a CORS preflight's fields as a browser does; they parse."),
-	Port = integer_to_list(mustang_test:port(Config)),
-	{Scheme, Flags} = case mustang_test:transport(Config) of
-		http1 -> {"http", []};
-		h2c -> {"http", ["--http2-prior-knowledge"]};
-		h2 -> {"https", ["--http2", "-k"]}
-	end,
-	{0, Out} = mustang_test:run(os:find_executable("curl"), Flags ++ ["-sS", "-X", "OPTIONS",
+	{0, Out} = mustang_test:run(os:find_executable("curl"), ["-sS", "-X", "OPTIONS",
 		"-H", "Origin: https://app.example", "-H", "Access-Control-Request-Method: DELETE",
-		"-H", "Access-Control-Request-Headers: X-Requested-With",
-		Scheme ++ "://127.0.0.1:" ++ Port ++ "/parse_header?name=access-control-request-headers"],
+		"-H", "Access-Control-Request-Headers: X-Requested-With"
+		| mustang_test:curl_args(Config, "/parse_header?name=access-control-request-headers")],
 		30000),
 	[<<"x-requested-with">>] = mustang_test:parse_term(Out).
