@@ -631,7 +631,8 @@ forwarded_node(_, _, _) ->
 result({ok, Value}, _) -> {ok, Value};
 result(error, Field) -> bad(Field).
 
-%% CORS preflight fields (Fetch Standard, CORS protocol):
+%% CORS preflight fields (Fetch Standard, CORS protocol; their grammars are
+%% RFC 9110's list of field names and method token):
 %% Access-Control-Request-Headers = #field-name (names lowercased), and
 %% Access-Control-Request-Method = method (a token, case-sensitive).
 
@@ -709,9 +710,9 @@ bad(Field) ->
 
 -spec reason(atom()) -> atom().
 reason(invalid_access_control_request_headers) ->
-	'The access-control-request-headers header must be a list of field names. (Fetch 3.2.2)';
+	'The access-control-request-headers header must be a list of field names. (RFC9110 5.6.1)';
 reason(invalid_access_control_request_method) ->
-	'The access-control-request-method header must be a method token. (Fetch 3.2.2)';
+	'The access-control-request-method header must be a method token. (RFC9110 9.1)';
 reason(invalid_origin) ->
 	'The origin header must be "null" or serialized origins separated by spaces. (RFC6454 7.1)';
 reason(invalid_connection) ->

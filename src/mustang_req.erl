@@ -292,7 +292,7 @@ parse_cookies(Req, Opts) ->
 	case maps:get(max_keys, Opts, infinity) of
 		Max when is_integer(Max), length(Cookies) > Max ->
 			exit({request_error, {parse_cookies, too_many},
-				'The cookie header has more cookies than max_keys allows. (option max_keys)'});
+				'The cookie header has more cookies than max_keys allows. (Mustang max_keys)'});
 		_ ->
 			Cookies
 	end.
@@ -535,7 +535,7 @@ part_headers(Req, MP = #{boundary := Boundary, buffer := Buffer}, ReadOpts, Limi
 	case mustang_multipart:parse_headers(Buffer, Boundary) of
 		{ok, _, _} when is_integer(MaxParts), map_get(parts, MP) >= MaxParts ->
 			exit({request_error, {read_part, too_many_parts},
-				'The multipart body has more parts than max_parts allows. (option max_parts)'});
+				'The multipart body has more parts than max_parts allows. (Mustang max_parts)'});
 		{ok, _, Rest} when Seen + byte_size(Buffer) - byte_size(Rest) > MaxHeader ->
 			part_header_too_large();
 		{ok, Headers, Rest} ->
@@ -556,7 +556,7 @@ part_headers(Req, MP = #{boundary := Boundary, buffer := Buffer}, ReadOpts, Limi
 -spec part_header_too_large() -> no_return().
 part_header_too_large() ->
 	exit({request_error, {read_part, too_large},
-		'A multipart part header section is larger than max_part_header_length allows. (option max_part_header_length)'}).
+		'A multipart part header section is larger than max_part_header_length allows. (Mustang max_part_header_length)'}).
 
 skip_part_body(Req, MP = #{boundary := Boundary, buffer := Buffer}, ReadOpts, Limits) ->
 	case mustang_multipart:parse_body(Buffer, Boundary) of
@@ -607,7 +607,7 @@ part_body(Req, MP = #{boundary := Boundary, buffer := Buffer}, ReadOpts, Max, Ac
 	end,
 	Length = map_get(part_length, MP) + byte_size(Data),
 	_ = is_integer(Max) andalso Length > Max andalso exit({request_error, {read_part_body, too_large},
-		'A multipart part body is larger than max_part_length allows. (option max_part_length)'}),
+		'A multipart part body is larger than max_part_length allows. (Mustang max_part_length)'}),
 	Acc2 = [Data | Acc],
 	MP2 = MP#{part_length => Length},
 	case Result of

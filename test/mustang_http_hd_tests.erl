@@ -71,9 +71,9 @@ sentence(invalid_authorization) ->
 sentence(unsupported_auth_scheme) ->
 	'Only the basic, bearer and digest authentication schemes are understood. (RFC9110 11.1)';
 sentence(invalid_access_control_request_headers) ->
-	'The access-control-request-headers header must be a list of field names. (Fetch 3.2.2)';
+	'The access-control-request-headers header must be a list of field names. (RFC9110 5.6.1)';
 sentence(invalid_access_control_request_method) ->
-	'The access-control-request-method header must be a method token. (Fetch 3.2.2)';
+	'The access-control-request-method header must be a method token. (RFC9110 9.1)';
 sentence(invalid_origin) ->
 	'The origin header must be "null" or serialized origins separated by spaces. (RFC6454 7.1)';
 sentence(invalid_connection) ->
