@@ -16,7 +16,7 @@ suite() ->
 	[{timetrap, {seconds, 60}}].
 
 all() ->
-	mustang_test:common_all(all) ++ [httpx_events].
+	mustang_test:common_all(all) ++ [httpx_events, h2_stream_reset].
 
 groups() ->
 	mustang_test:common_groups(all, tests(), http1_tests()).
@@ -212,6 +212,45 @@ httpx_events(_) ->
 		Url = "http://127.0.0.1:" ++ integer_to_list(Port) ++ "/loop/events",
 		{0, Out} = mustang_test:run(Python, ["-c", Script, Url], 30000),
 		<<"200 text/event-stream\ndata: event 1\ndata: event 2\ndata: last\n">> = Out
+	after
+		mustang_test:stop_listener(Ref)
+	end.
+
+h2_stream_reset(_) ->
+	doc("An HTTP/2 client (python-h2) that resets the stream of a waiting loop handler "
+		"ends it with {shutdown, stream_reset}; the connection goes on and serves its "
+		"next request."),
+	Python = mustang_test:require_python(mustang_test:python(), ["h2"]),
+	Ref = {?MODULE, h2_reset},
+	Port = mustang_test:start_listener(Ref, routes(), inline, #{}),
+	try
+		Script = "import socket, sys, time\n"
+			"import h2.connection, h2.config, h2.events, h2.errors\n"
+			"port = int(sys.argv[1])\n"
+			"s = socket.create_connection(('127.0.0.1', port), timeout=10)\n"
+			"c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))\n"
+			"c.initiate_connection()\n"
+			"def get(path):\n"
+			"    sid = c.get_next_available_stream_id()\n"
+			"    c.send_headers(sid, [(':method', 'GET'), (':scheme', 'http'),\n"
+			"        (':authority', 'localhost'), (':path', path)], end_stream=True)\n"
+			"    s.sendall(c.data_to_send())\n"
+			"    return sid\n"
+			"sid = get('/loop/wait')\n"
+			"time.sleep(0.5)\n"
+			"c.reset_stream(sid, h2.errors.ErrorCodes.CANCEL)\n"
+			"s.sendall(c.data_to_send())\n"
+			"sid2 = get('/loop/reply')\n"
+			"while True:\n"
+			"    data = s.recv(65535)\n"
+			"    if not data: break\n"
+			"    for e in c.receive_data(data):\n"
+			"        if isinstance(e, h2.events.ResponseReceived) and e.stream_id == sid2:\n"
+			"            print(dict(e.headers)[b':status'].decode())\n"
+			"            sys.exit(0)\n"
+			"    s.sendall(c.data_to_send())\n",
+		{0, <<"200\n">>} = mustang_test:run(Python, ["-c", Script, integer_to_list(Port)], 30000),
+		{shutdown, stream_reset} = terminate_reason(wait)
 	after
 		mustang_test:stop_listener(Ref)
 	end.
