@@ -601,7 +601,9 @@ error_response(St = #st{transport = Transport, socket = Socket, opts = Opts}, St
 terminate(St = #st{transport = Transport, socket = Socket, child = Child, stream = Stream}, Reason) ->
 	case Child of
 		undefined -> ok;
-		_ -> exit(Child, kill)
+		%% As over HTTP/2: a loop handler (mustang_loop) traps it and
+		%% tells its terminate/3.
+		_ -> exit(Child, {shutdown, connection_closed})
 	end,
 	_ = case Stream of
 		#stream{} ->

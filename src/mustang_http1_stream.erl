@@ -307,12 +307,54 @@ inline_info(Info = {read_body, _, Ref, _, Period}, Timeout, Stream0) ->
 	Stream = chain_info(Info, Stream0),
 	Deadline = erlang:monotonic_time(millisecond) + Period,
 	read_until_reply(Stream, Ref, Deadline, Timeout);
+inline_info(mustang_loop_receive, _, Stream) ->
+	loop_receive(Stream);
 inline_info(Info, _, Stream0) ->
 	Stream = chain_info(Info, case Stream0 of
 		#stream{sent = ok} -> Stream0;
 		_ -> Stream0#stream{sent = ok}
 	end),
 	{Stream#stream.sent, Stream}.
+
+%% A loop handler (mustang_loop) running inline waits for its next message
+%% here, where the connection's own messages are known: socket data is kept
+%% for body reads and the next request (reading stops past MAX_LOOP_BUFFER,
+%% and then a close goes unseen until the loop ends); a closed socket ends
+%% the loop; the connection's timers, system, supervisor and parent
+%% messages and the inline state (mustang_inline) stay in the mailbox.
+-define(MAX_LOOP_BUFFER, 1000000).
+-define(IS_CONNECTION_MESSAGE(M, Owner), (is_tuple(M) andalso (
+	(tuple_size(M) =:= 4 andalso element(1, M) =:= '$mustang_inline')
+	orelse (tuple_size(M) =:= 2 andalso element(1, M) =:= mustang_http1)
+	orelse (tuple_size(M) =:= 3 andalso (element(1, M) =:= 'EXIT' orelse element(1, M) =:= system
+		orelse element(1, M) =:= '$gen_call'
+		orelse (element(1, M) =:= timeout andalso element(3, M) =:= request_timeout)))
+	orelse (tuple_size(M) =:= 2 andalso is_tuple(element(1, M)) andalso tuple_size(element(1, M)) =:= 2
+		andalso element(1, element(1, M)) =:= Owner)))).
+
+loop_receive(Stream = #stream{transport = Transport, socket = Socket, owner = Owner,
+		messages = {OK, Closed, Error, Passive}, buffer = Buffer}) ->
+	receive
+		{OK, Socket, Data} ->
+			loop_receive(received_later(Data, Stream));
+		{Passive, Socket} when byte_size(Buffer) > ?MAX_LOOP_BUFFER ->
+			loop_receive(Stream#stream{passive = true});
+		{Passive, Socket} ->
+			ok = mustang_conn_chores:rearm(Transport, Socket, Stream#stream.active_n),
+			loop_receive(Stream);
+		{Closed, Socket} ->
+			{{error, closed}, Stream#stream{keepalive = false}};
+		{Error, Socket, Reason} ->
+			{{error, Reason}, Stream#stream{keepalive = false}};
+		Message when not ?IS_CONNECTION_MESSAGE(Message, Owner) ->
+			{{message, Message}, Stream}
+	end.
+
+%% Socket data while no read waits: body bytes the handler may read later,
+%% or pipelined requests.
+received_later(Data, Stream = #stream{transport = Transport, socket = Socket, buffer = Buffer}) ->
+	DynBuf = mustang_dynbuf:update_socket(byte_size(Data), Stream#stream.dynbuf, Transport, Socket),
+	Stream#stream{dynbuf = DynBuf, buffer = <<Buffer/binary, Data/binary>>}.
 
 %% The stream handlers answer the read with a message to this process once
 %% they have the data; until then the socket is read and the body fed to

@@ -58,6 +58,9 @@
 -export([parse_upgrade/1]).
 -export([parse_vary/1]).
 -export([parse_x_forwarded_for/1]).
+-export([parse_access_control_request_headers/1]).
+-export([parse_access_control_request_method/1]).
+-export([parse_origin/1]).
 
 -import(mustang_http_hd_grammar, [list/2, nonempty_list/2, token/1, token_lc/1,
 	token_ci/1, number/1, media_type/1, params/2, param_sep/1, param_value/1, qvalue/1,
@@ -114,6 +117,9 @@ parse(<<"transfer-encoding">>, Value) -> parse_transfer_encoding(Value);
 parse(<<"upgrade">>, Value) -> parse_upgrade(Value);
 parse(<<"vary">>, Value) -> parse_vary(Value);
 parse(<<"x-forwarded-for">>, Value) -> parse_x_forwarded_for(Value);
+parse(<<"access-control-request-headers">>, Value) -> parse_access_control_request_headers(Value);
+parse(<<"access-control-request-method">>, Value) -> parse_access_control_request_method(Value);
+parse(<<"origin">>, Value) -> parse_origin(Value);
 parse(_, _) -> bad(unknown_header).
 
 %% Whether the list-valued header Name of a request (connection, upgrade...)
@@ -625,6 +631,76 @@ forwarded_node(_, _, _) ->
 result({ok, Value}, _) -> {ok, Value};
 result(error, Field) -> bad(Field).
 
+%% CORS preflight fields (Fetch Standard, CORS protocol; their grammars are
+%% RFC 9110's list of field names and method token):
+%% Access-Control-Request-Headers = #field-name (names lowercased), and
+%% Access-Control-Request-Method = method (a token, case-sensitive).
+
+-spec parse_access_control_request_headers(binary())
+	-> {ok, [binary()]} | {error, mustang_error:value_error()}.
+parse_access_control_request_headers(Bin) ->
+	result(list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_access_control_request_headers).
+
+-spec parse_access_control_request_method(binary())
+	-> {ok, binary()} | {error, mustang_error:value_error()}.
+parse_access_control_request_method(Bin) ->
+	case token(trim(Bin)) of
+		{Method, <<>>} when Method =/= <<>> -> {ok, Method};
+		_ -> bad(invalid_access_control_request_method)
+	end.
+
+%% Origin (RFC 6454 7.1): "null", or serialized-origin *( SP serialized-origin )
+%% with serialized-origin = scheme "://" host [ ":" port ]. Each origin is
+%% {Scheme, Host, Port}, scheme and host lowercased, the port defaulting to
+%% 80 (http, ws) or 443 (https, wss), else undefined. As in Cowboy, "null"
+%% gives [Ref], a new reference, so that no two null origins are equal.
+
+-spec parse_origin(binary()) -> {ok, [{binary(), binary(), inet:port_number() | undefined}
+	| reference()]} | {error, mustang_error:value_error()}.
+parse_origin(Bin) ->
+	case trim(Bin) of
+		<<"null">> -> {ok, [make_ref()]};
+		Trimmed -> result(origin_list(binary:split(Trimmed, <<" ">>, [global]), []), invalid_origin)
+	end.
+
+origin_list([], Acc) ->
+	{ok, lists:reverse(Acc)};
+origin_list([Bin | Rest], Acc) ->
+	case origin(Bin) of
+		{ok, Origin} -> origin_list(Rest, [Origin | Acc]);
+		error -> error
+	end.
+
+origin(<<C, _/binary>> = Bin) when ?IS_ALPHA(C) ->
+	case binary:split(Bin, <<"://">>) of
+		[Scheme, Authority] ->
+			case is_scheme(Scheme) andalso host(Authority) of
+				{ok, Host, Rest} when Host =/= <<>> ->
+					origin_port(lower(Scheme), port(Rest, Host));
+				_ ->
+					error
+			end;
+		_ ->
+			error
+	end;
+origin(_) ->
+	error.
+
+origin_port(Scheme, {ok, {Host, undefined}}) -> {ok, {Scheme, Host, default_port(Scheme)}};
+origin_port(Scheme, {ok, {Host, Port}}) -> {ok, {Scheme, Host, Port}};
+origin_port(_, error) -> error.
+
+%% scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 3.1)
+is_scheme(<<>>) -> true;
+is_scheme(<<C, Rest/binary>>) when ?IS_ALNUM(C); C =:= $+; C =:= $-; C =:= $. -> is_scheme(Rest);
+is_scheme(_) -> false.
+
+default_port(<<"http">>) -> 80;
+default_port(<<"ws">>) -> 80;
+default_port(<<"https">>) -> 443;
+default_port(<<"wss">>) -> 443;
+default_port(_) -> undefined.
+
 %% The error for a value that does not parse: one sentence per field, naming
 %% the RFC section of its grammar (doc/internals/errors.md).
 -spec bad(atom()) -> {error, mustang_error:value_error()}.
@@ -633,6 +709,12 @@ bad(Field) ->
 
 
 -spec reason(atom()) -> atom().
+reason(invalid_access_control_request_headers) ->
+	'The access-control-request-headers header must be a list of field names. (RFC9110 5.6.1)';
+reason(invalid_access_control_request_method) ->
+	'The access-control-request-method header must be a method token. (RFC9110 9.1)';
+reason(invalid_origin) ->
+	'The origin header must be "null" or serialized origins separated by spaces. (RFC6454 7.1)';
 reason(invalid_connection) ->
 	'The connection header must be a list of tokens. (RFC9110 7.6.1)';
 reason(invalid_content_encoding) ->

@@ -6,7 +6,8 @@
 %%
 %% - {ok, Req, Env}: go on with the next middleware;
 %% - {suspend, Module, Function, Args}: hibernate the request until a message
-%%   arrives, then resume with apply(Module, Function, Args);
+%%   arrives, then resume with apply(Module, Function, Args) (a request that
+%%   runs inline in the HTTP/1.1 connection process resumes at once);
 %% - {stop, Req}: stop processing this request (a response may have been sent).
 %%
 %% Env starts as the protocol option `env' (for example #{dispatch => Rules}
@@ -17,6 +18,7 @@
 -export([run/3]).
 -export([request_process/3]).
 -export([request_error_status/1]).
+-export([resume_process/4]).
 
 -type env() :: #{atom() => any()}.
 -type result() :: ok | {request_error, any(), atom()} | {crash, atom(), any(), list()}.
@@ -33,7 +35,10 @@
 %% crashes become results, for the connection to answer and log once.
 -spec run(mustang_req:req(), env(), [module()]) -> result().
 run(Req, Env, Middlewares) ->
-	try execute(Req, Env, Middlewares) of
+	guard(fun() -> execute(Req, Env, Middlewares) end).
+
+guard(Fun) ->
+	try Fun() of
 		_ -> ok
 	catch
 		exit:{request_error, Reason, Text} ->
@@ -51,23 +56,37 @@ execute(_, _, []) ->
 execute(Req, Env, [Middleware | Rest]) ->
 	case Middleware:execute(Req, Env) of
 		{ok, Req2, Env2} -> execute(Req2, Env2, Rest);
-		{suspend, Module, Function, Args} -> resume(erlang:apply(Module, Function, Args), Rest);
+		{suspend, Module, Function, Args} ->
+			suspend(maps:get(mode, Req, inline), Module, Function, Args, Rest);
 		{stop, _} -> ok
 	end.
 
-resume({ok, Req, Env}, Rest) -> execute(Req, Env, Rest);
-resume({suspend, Module, Function, Args}, Rest) -> resume(erlang:apply(Module, Function, Args), Rest);
-resume({stop, _}, _) -> ok.
+%% A request process hibernates until a message arrives; a request running
+%% inline cannot (the connection's stack is below it): it goes on at once.
+suspend(process, Module, Function, Args, Rest) ->
+	proc_lib:hibernate(?MODULE, resume_process, [Module, Function, Args, Rest]);
+suspend(inline, Module, Function, Args, Rest) ->
+	resume(inline, erlang:apply(Module, Function, Args), Rest).
+
+resume(_, {ok, Req, Env}, Rest) -> execute(Req, Env, Rest);
+resume(Mode, {suspend, Module, Function, Args}, Rest) -> suspend(Mode, Module, Function, Args, Rest);
+resume(_, {stop, _}, _) -> ok.
+
+%% After hibernation the stack is gone: the request process' end is
+%% reported here, as request_process/3 does.
+-spec resume_process(module(), atom(), [any()], [module()]) -> ok.
+resume_process(Module, Function, Args, Rest) ->
+	end_process(guard(fun() -> resume(process, erlang:apply(Module, Function, Args), Rest) end)).
 
 %% The body of a request process (HTTP/1.1 with request_process => true,
 %% and every HTTP/2 stream). A failure is reported to the connection as the
 %% exit reason, so there is exactly one log line, written there.
 -spec request_process(mustang_req:req(), env(), [module()]) -> ok.
 request_process(Req, Env, Middlewares) ->
-	case run(Req, Env, Middlewares) of
-		ok -> ok;
-		Error -> exit({shutdown, {mustang_request, Error}})
-	end.
+	end_process(run(Req, Env, Middlewares)).
+
+end_process(ok) -> ok;
+end_process(Error) -> exit({shutdown, {mustang_request, Error}}).
 
 %% The status answered for a request_error result when nothing was sent yet.
 -spec request_error_status(any()) -> 400..599.
@@ -77,6 +96,10 @@ request_error_status({read_body, too_slow}) -> 408;
 %% A request body that does not decode (mustang_http1_codec:decode_chunked/2).
 request_error_status({read_body, {http_error, Status, _}}) -> Status;
 request_error_status({read_urlencoded_body, too_large}) -> 413;
+%% Multipart limits (mustang_req:read_part/2, read_part_body/2).
+request_error_status({read_part, too_large}) -> 413;
+request_error_status({read_part, too_many_parts}) -> 413;
+request_error_status({read_part_body, too_large}) -> 413;
 %% Values that do not parse (mustang_error): the status they carry.
 request_error_status({_, {value_error, Status, _}}) -> Status;
 request_error_status({header, _, {value_error, Status, _}}) -> Status;

@@ -25,7 +25,9 @@
 -export([path_info/1]).
 -export([qs/1]).
 -export([parse_qs/1]).
+-export([parse_qs/2]).
 -export([match_qs/2]).
+-export([match_qs/3]).
 -export([uri/1]).
 -export([uri/2]).
 -export([binding/2]).
@@ -37,7 +39,10 @@
 -export([parse_header/2]).
 -export([parse_header/3]).
 -export([parse_cookies/1]).
+-export([parse_cookies/2]).
 -export([match_cookies/2]).
+-export([match_cookies/3]).
+-export([filter_cookies/2]).
 -export([peer/1]).
 -export([sock/1]).
 -export([cert/1]).
@@ -51,6 +56,10 @@
 -export([read_urlencoded_body/2]).
 -export([read_and_match_urlencoded_body/2]).
 -export([read_and_match_urlencoded_body/3]).
+-export([read_part/1]).
+-export([read_part/2]).
+-export([read_part_body/1]).
+-export([read_part_body/2]).
 
 %% Response.
 -export([set_resp_cookie/3]).
@@ -115,13 +124,19 @@
 -type bindings() :: #{atom() => any()}.
 -type status() :: 100..999 | binary().
 -type resp_body() :: iodata() | {sendfile, non_neg_integer(), non_neg_integer(), file:name_all()}.
--type read_body_opts() :: #{length => non_neg_integer() | infinity, period => non_neg_integer(),
+-type read_body_opts() :: #{length => non_neg_integer() | infinity | auto, period => non_neg_integer(),
 	timeout => timeout()}.
 -type cookie_opts() :: map().
 -type fields() :: mustang_constraints:fields().
 -type event() :: #{comment => iodata(), data => iodata(), event => iodata() | atom(),
 	id => iodata(), retry => non_neg_integer()}.
 -export_type([req/0, fields/0, headers/0, bindings/0, status/0, resp_body/0, read_body_opts/0]).
+-type read_part_opts() :: #{length => non_neg_integer(), period => non_neg_integer(),
+	timeout => timeout(), max_part_header_length => non_neg_integer(),
+	max_parts => non_neg_integer() | infinity}.
+-type read_part_body_opts() :: #{length => non_neg_integer(), period => non_neg_integer(),
+	timeout => timeout(), max_part_length => non_neg_integer() | infinity}.
+-export_type([read_part_opts/0, read_part_body_opts/0]).
 
 %% Request.
 
@@ -152,17 +167,36 @@ path_info(Req) -> maps:get(path_info, Req, undefined).
 -spec qs(req()) -> binary().
 qs(#{qs := Qs}) -> Qs.
 
+%% @doc The query string's key/value pairs in order (a key without "="
+%% has the value true). An invalid query string ends the request with 400.
 -spec parse_qs(req()) -> [{binary(), binary() | true}].
-parse_qs(#{qs := Qs}) ->
-	case mustang_qs:parse_qs(Qs) of
+parse_qs(Req) -> parse_qs(Req, #{}).
+
+%% @doc parse_qs/1 with options (Mustang's: Cowboy 2.13 has no parse_qs/2):
+%% max_keys (infinity), the most pairs accepted; more end the request with
+%% 400.
+-spec parse_qs(req(), #{max_keys => non_neg_integer() | infinity}) -> [{binary(), binary() | true}].
+parse_qs(#{qs := Qs}, Opts) ->
+	case mustang_qs:parse_qs_limited(Qs, maps:get(max_keys, Opts, infinity)) of
 		{ok, List} -> List;
 		{error, Error = {value_error, _, Text}} ->
 			exit({request_error, {parse_qs, Error}, Text})
 	end.
 
+%% @doc The fields of the query string, checked and converted by their
+%% constraints, in a map (see match_qs/3).
 -spec match_qs(fields(), req()) -> map().
-match_qs(Fields, Req) ->
-	case match_fields(Fields, parse_qs(Req)) of
+match_qs(Fields, Req) -> match_qs(Fields, Req, #{}).
+
+%% @doc The fields of the query string in a map: Fields are Name,
+%% {Name, Constraints} or {Name, Constraints, Default}. A key given more
+%% than once has the list of its values, in order, which the constraints
+%% get whole (as in Cowboy: a constraint such as int refuses a repeated
+%% key). A missing field without default, or a failed constraint, ends the
+%% request with 400. Opts as for parse_qs/2.
+-spec match_qs(fields(), req(), #{max_keys => non_neg_integer() | infinity}) -> map().
+match_qs(Fields, Req, Opts) ->
+	case match_fields(Fields, parse_qs(Req, Opts)) of
 		{ok, Map} -> Map;
 		{error, Errors} ->
 			exit({request_error, {match_qs, Errors}, 'Query string validation failed.'})
@@ -244,16 +278,60 @@ parse_header(Name, #{headers := Headers}, Default) ->
 			Default
 	end.
 
+%% @doc The cookies of the request in order ([] without a cookie header).
+%% An invalid cookie header ends the request with 400.
 -spec parse_cookies(req()) -> [{binary(), binary()}].
-parse_cookies(Req) -> parse_header(<<"cookie">>, Req).
+parse_cookies(Req) -> parse_cookies(Req, #{}).
 
+%% @doc parse_cookies/1 with options (Mustang's: Cowboy 2.13 has no
+%% parse_cookies/2): max_keys (infinity), the most cookies accepted; more
+%% end the request with 400.
+-spec parse_cookies(req(), #{max_keys => non_neg_integer() | infinity}) -> [{binary(), binary()}].
+parse_cookies(Req, Opts) ->
+	Cookies = parse_header(<<"cookie">>, Req),
+	case maps:get(max_keys, Opts, infinity) of
+		Max when is_integer(Max), length(Cookies) > Max ->
+			exit({request_error, {parse_cookies, too_many},
+				'The cookie header has more cookies than max_keys allows. (Mustang max_keys)'});
+		_ ->
+			Cookies
+	end.
+
+%% @doc The cookies named by Fields, checked and converted by their
+%% constraints, in a map (see match_cookies/3).
 -spec match_cookies(fields(), req()) -> map().
-match_cookies(Fields, Req) ->
-	case match_fields(Fields, parse_cookies(Req)) of
+match_cookies(Fields, Req) -> match_cookies(Fields, Req, #{}).
+
+%% @doc As match_qs/3, for cookies: a cookie sent more than once has the
+%% list of its values. Opts as for parse_cookies/2.
+-spec match_cookies(fields(), req(), #{max_keys => non_neg_integer() | infinity}) -> map().
+match_cookies(Fields, Req, Opts) ->
+	case match_fields(Fields, parse_cookies(Req, Opts)) of
 		{ok, Map} -> Map;
 		{error, Errors} ->
 			exit({request_error, {match_cookies, Errors}, 'Cookie validation failed.'})
 	end.
+
+%% @doc Keeps in the cookie header only the cookies named in Names (atoms or
+%% binaries), before parse_cookies or match_cookies: cookies of other
+%% applications on the same domain, which may not even parse, are dropped
+%% without being parsed. Without a cookie header, the Req is returned as is;
+%% when no cookie is left, the header is removed.
+-spec filter_cookies([atom() | binary()], Req) -> Req when Req :: req().
+filter_cookies(Names0, Req = #{headers := Headers = #{<<"cookie">> := Value}}) ->
+	Names = [case N of _ when is_atom(N) -> atom_to_binary(N, utf8); _ -> N end || N <- Names0],
+	Kept = [Cookie || Cookie <- binary:split(iolist_to_binary(Value), <<";">>, [global]),
+		lists:member(cookie_name(Cookie), Names)],
+	case Kept of
+		[] -> Req#{headers => maps:remove(<<"cookie">>, Headers)};
+		_ -> Req#{headers => Headers#{<<"cookie">> => iolist_to_binary(lists:join(<<";">>, Kept))}}
+	end;
+filter_cookies(_, Req) ->
+	Req.
+
+cookie_name(Cookie) ->
+	[Name | _] = binary:split(Cookie, <<"=">>),
+	mustang_http_hd_grammar:trim(Name).
 
 -spec peer(req()) -> {inet:ip_address(), inet:port_number()} | undefined.
 peer(#{peer := Peer}) -> Peer.
@@ -270,16 +348,17 @@ match_fields(Fields, KVs) ->
 	{Map, Errors} = lists:foldl(fun(Field, {Acc, Errs}) ->
 		{Name, Constraints, Default} = field_spec(Field),
 		Key = atom_to_binary(Name, utf8),
-		case lists:keyfind(Key, 1, KVs) of
-			{_, Value} ->
+		case [V || {K, V} <- KVs, K =:= Key] of
+			[] when Default =:= '$mustang_required' ->
+				{Acc, Errs#{Name => required}};
+			[] ->
+				{Acc#{Name => Default}, Errs};
+			Values ->
+				Value = case Values of [One] -> One; _ -> Values end,
 				case mustang_constraints:validate(Value, Constraints) of
 					{ok, Value2} -> {Acc#{Name => Value2}, Errs};
 					{error, Reason} -> {Acc, Errs#{Name => Reason}}
-				end;
-			false when Default =:= '$mustang_required' ->
-				{Acc, Errs#{Name => required}};
-			false ->
-				{Acc#{Name => Default}, Errs}
+				end
 		end
 	end, {#{}, #{}}, Fields),
 	case map_size(Errors) of
@@ -303,8 +382,12 @@ body_length(#{body_length := Length}) -> Length.
 read_body(Req) -> read_body(Req, #{}).
 
 %% Returns as soon as `length` bytes (default 8000000) were read, the body
-%% ended, or `period` ms (default 15000) passed. Call again while it
-%% returns `more`. The first call sends 100 Continue when the client asked.
+%% ended, or `period` ms (default 15000) passed; with length auto, as soon
+%% as some bytes arrived (Cowboy 2.11+). Call again while it returns `more`.
+%% The first call sends 100 Continue when the client asked. Once a body of
+%% unknown length (chunked, or HTTP/2 without content-length) is read to its
+%% end, the Req returned has its body_length, a content-length header and
+%% no transfer-encoding header, as if the length had been given.
 -spec read_body(req(), read_body_opts()) -> {ok, binary(), req()} | {more, binary(), req()}.
 read_body(Req = #{has_body := false}, _) ->
 	{ok, <<>>, Req};
@@ -317,12 +400,26 @@ read_body(Req, Opts) ->
 	Timeout = maps:get(timeout, Opts, Period + 1000),
 	case read_body_call(Req, Length, Period, Timeout) of
 		{{fin, Data}, Req2} ->
-			{ok, Data, Req2};
+			{ok, Data, count_body(Req2, Data, fin)};
 		{{nofin, Data}, Req2} ->
-			{more, Data, Req2};
+			{more, Data, count_body(Req2, Data, nofin)};
 		{{error, Reason}, _} ->
 			exit({request_error, {read_body, Reason}, 'The request body could not be read.'})
 	end.
+
+%% Bytes read of a body of unknown length (key body_read) until it ends.
+count_body(Req = #{body_length := undefined}, Data, IsFin) ->
+	Read = maps:get(body_read, Req, 0) + byte_size(Data),
+	case IsFin of
+		nofin ->
+			Req#{body_read => Read};
+		fin ->
+			Headers = maps:remove(<<"transfer-encoding">>, maps:get(headers, Req)),
+			maps:remove(body_read, Req#{body_length => Read,
+				headers => Headers#{<<"content-length">> => integer_to_binary(Read)}})
+	end;
+count_body(Req, _, _) ->
+	Req.
 
 read_body_call(Req = #{mode := inline}, Length, Period, Timeout) ->
 	mustang_inline:info(Req, {read_body, self(), make_ref(), Length, Period}, Timeout);
@@ -388,6 +485,146 @@ read_and_match_urlencoded_body(Fields, Req, Opts) ->
 				'Urlencoded body validation failed.'})
 	end.
 
+%% Multipart request bodies (RFC 7578, RFC 2046 5.1), read part by part with
+%% mustang_multipart: read_part/1,2 returns the next part's headers (a map),
+%% read_part_body/1,2 its body, as cowboy_req does. The parsing state is
+%% kept in the Req (key multipart): use the Req each call returns.
+
+%% @doc The headers of the next part, or done after the last one.
+-spec read_part(req()) -> {ok, headers(), req()} | {done, req()}.
+read_part(Req) -> read_part(Req, #{}).
+
+%% @doc The headers of the next part, or done after the last one; the body
+%% of the current part, if not read, is skipped. Options: those of
+%% read_body/2 for each read (length 64000, period 5000), max_part_header_length
+%% (64000: bytes of preamble and header section before a part's body) and
+%% max_parts (1000: parts in the body). Past a limit the request ends with
+%% 413; a body that is not multipart/* with a boundary, or not a valid
+%% multipart body, with 400.
+-spec read_part(req(), read_part_opts()) -> {ok, headers(), req()} | {done, req()}.
+read_part(Req, Opts) ->
+	ReadOpts = maps:merge(#{length => 64000, period => 5000}, maps:with([length, period, timeout], Opts)),
+	Limits = {maps:get(max_part_header_length, Opts, 64000), maps:get(max_parts, Opts, 1000)},
+	case multipart(Req) of
+		MP = #{in := body} -> skip_part_body(Req, MP, ReadOpts, Limits);
+		MP = #{in := headers} -> part_headers(Req, MP, ReadOpts, Limits, 0);
+		#{in := done} -> {done, Req}
+	end.
+
+multipart(#{multipart := MP}) ->
+	MP;
+multipart(Req) ->
+	Boundary = case parse_header(<<"content-type">>, Req) of
+		{<<"multipart">>, _, Params} ->
+			case lists:keyfind(<<"boundary">>, 1, Params) of
+				{_, B} when byte_size(B) >= 1, byte_size(B) =< 70 -> B;
+				_ -> undefined
+			end;
+		_ ->
+			undefined
+	end,
+	case Boundary of
+		undefined -> exit({request_error, {read_part, no_boundary},
+			'The content-type must be multipart with a boundary of 1 to 70 characters. (RFC2046 5.1.1)'});
+		_ -> #{boundary => Boundary, buffer => <<>>, in => headers, fin => false, parts => 0,
+			part_length => 0}
+	end.
+
+part_headers(Req, MP = #{boundary := Boundary, buffer := Buffer}, ReadOpts, Limits, Seen) ->
+	{MaxHeader, MaxParts} = Limits,
+	case mustang_multipart:parse_headers(Buffer, Boundary) of
+		{ok, _, _} when is_integer(MaxParts), map_get(parts, MP) >= MaxParts ->
+			exit({request_error, {read_part, too_many_parts},
+				'The multipart body has more parts than max_parts allows. (Mustang max_parts)'});
+		{ok, _, Rest} when Seen + byte_size(Buffer) - byte_size(Rest) > MaxHeader ->
+			part_header_too_large();
+		{ok, Headers, Rest} ->
+			{ok, maps:from_list(Headers), Req#{multipart => MP#{buffer => Rest, in => body,
+				parts => map_get(parts, MP) + 1, part_length => 0}}};
+		{done, _} ->
+			{done, Req#{multipart => MP#{buffer => <<>>, in => done}}};
+		{error, Error = {value_error, _, Text}} ->
+			exit({request_error, {read_part, Error}, Text});
+		More ->
+			Keep = case More of more -> Buffer; {more, Rest} -> Rest end,
+			Seen2 = Seen + byte_size(Buffer) - byte_size(Keep),
+			_ = Seen2 + byte_size(Keep) > MaxHeader andalso part_header_too_large(),
+			{Data, Req2, MP2} = read_more(Req, MP#{buffer => Keep}, ReadOpts),
+			part_headers(Req2, MP2#{buffer => <<Keep/binary, Data/binary>>}, ReadOpts, Limits, Seen2)
+	end.
+
+-spec part_header_too_large() -> no_return().
+part_header_too_large() ->
+	exit({request_error, {read_part, too_large},
+		'A multipart part header section is larger than max_part_header_length allows. (Mustang max_part_header_length)'}).
+
+skip_part_body(Req, MP = #{boundary := Boundary, buffer := Buffer}, ReadOpts, Limits) ->
+	case mustang_multipart:parse_body(Buffer, Boundary) of
+		{done, _, Rest} ->
+			part_headers(Req, MP#{buffer => Rest, in => headers}, ReadOpts, Limits, 0);
+		{ok, _} ->
+			{Data, Req2, MP2} = read_more(Req, MP, ReadOpts),
+			skip_part_body(Req2, MP2#{buffer => Data}, ReadOpts, Limits);
+		{ok, _, Rest} ->
+			{Data, Req2, MP2} = read_more(Req, MP, ReadOpts),
+			skip_part_body(Req2, MP2#{buffer => <<Rest/binary, Data/binary>>}, ReadOpts, Limits)
+	end.
+
+%% The next piece of the request body; its end before the close delimiter
+%% is an error.
+read_more(_, #{fin := true}, _) ->
+	exit({request_error, {read_part, {value_error, 400,
+		'A multipart body must end with the close delimiter. (RFC2046 5.1.1)'}},
+		'A multipart body must end with the close delimiter. (RFC2046 5.1.1)'});
+read_more(Req, MP, ReadOpts) ->
+	case read_body(Req, ReadOpts) of
+		{ok, Data, Req2} -> {Data, Req2, MP#{fin => true}};
+		{more, Data, Req2} -> {Data, Req2, MP}
+	end.
+
+%% @doc The body of the current part (read_part_body/2 with the defaults).
+-spec read_part_body(req()) -> {ok, binary(), req()} | {more, binary(), req()}.
+read_part_body(Req) -> read_part_body(Req, #{}).
+
+%% @doc The body of the current part: ok with its end, or more with at least
+%% `length' bytes (default 8000000) when there is more to read. Options:
+%% those of read_body/2 (length, period 15000) and max_part_length
+%% (infinity: bytes of one part's body; past it the request ends with 413).
+%% After the last piece, and before the first read_part/1,2, it returns
+%% {ok, <<>>, Req}.
+-spec read_part_body(req(), read_part_body_opts()) -> {ok, binary(), req()} | {more, binary(), req()}.
+read_part_body(Req = #{multipart := MP = #{in := body}}, Opts) ->
+	ReadOpts = maps:merge(#{length => 8000000, period => 15000}, maps:with([length, period, timeout], Opts)),
+	part_body(Req, MP, ReadOpts, maps:get(max_part_length, Opts, infinity), []);
+read_part_body(Req, _) ->
+	{ok, <<>>, Req}.
+
+part_body(Req, MP = #{boundary := Boundary, buffer := Buffer}, ReadOpts, Max, Acc) ->
+	{Result, Data, Rest} = case mustang_multipart:parse_body(Buffer, Boundary) of
+		{done, D, R} -> {done, D, R};
+		{ok, D} -> {more, D, <<>>};
+		{ok, D, R} -> {more, D, R}
+	end,
+	Length = map_get(part_length, MP) + byte_size(Data),
+	_ = is_integer(Max) andalso Length > Max andalso exit({request_error, {read_part_body, too_large},
+		'A multipart part body is larger than max_part_length allows. (Mustang max_part_length)'}),
+	Acc2 = [Data | Acc],
+	MP2 = MP#{part_length => Length},
+	case Result of
+		done ->
+			{ok, join_parts(Acc2), Req#{multipart => MP2#{buffer => Rest, in => headers}}};
+		more ->
+			case iolist_size(Acc2) >= map_get(length, ReadOpts) of
+				true ->
+					{more, join_parts(Acc2), Req#{multipart => MP2#{buffer => Rest}}};
+				false ->
+					{More, Req2, MP3} = read_more(Req, MP2, ReadOpts),
+					part_body(Req2, MP3#{buffer => <<Rest/binary, More/binary>>}, ReadOpts, Max, Acc2)
+			end
+	end.
+
+join_parts(Acc) -> iolist_to_binary(lists:reverse(Acc)).
+
 %% Response.
 
 -spec set_resp_cookie(iodata(), iodata(), req()) -> req().
@@ -406,7 +643,12 @@ set_resp_header(Name, Value, Req) ->
 	Headers = maps:get(resp_headers, Req, #{}),
 	Req#{resp_headers => Headers#{Name => Value}}.
 
--spec set_resp_headers(headers(), req()) -> req().
+%% @doc Sets several response headers at once, from a map or (as Cowboy
+%% 2.13 allows) a list of {Name, Value}; in a list, a later value of a
+%% name replaces an earlier one.
+-spec set_resp_headers(headers() | [{binary(), iodata()}], req()) -> req().
+set_resp_headers(NewHeaders, Req) when is_list(NewHeaders) ->
+	set_resp_headers(maps:from_list(NewHeaders), Req);
 set_resp_headers(#{<<"set-cookie">> := _}, _) ->
 	error({badarg, use_set_resp_cookie});
 set_resp_headers(NewHeaders, Req) ->

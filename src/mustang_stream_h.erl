@@ -16,7 +16,7 @@
 %%   most once per request, also when the handler sends it with inform/2.
 %%
 %% Messages from mustang_req come to info/3: response parts become the
-%% commands of the same name; {read_body, Pid, Ref, Length, Period} is
+%% commands of the same name; {read_body, Pid, Ref, Length | auto, Period} is
 %% answered with {request_body, Ref, IsFin, Data} (or {request_body, Ref,
 %% {error, Reason}}). Websocket over HTTP/2 asks with {relay, Pid, Ref} to
 %% get the stream's DATA as it arrives instead.
@@ -28,6 +28,9 @@
 -export([info/3]).
 -export([terminate/3]).
 -export([early_error/5]).
+
+%% The flow a length => auto read allows: as much as a default read's.
+-define(AUTO_FLOW, 8000000).
 
 -record(state, {
 	conn :: pid(),
@@ -89,8 +92,12 @@ data(_StreamID, IsFin, Data, State = #state{body = Body, body_size = Size}) ->
 	{[], maybe_reply_read(State2)}.
 
 -spec info(mustang_stream:streamid(), any(), #state{}) -> {mustang_stream:commands(), #state{}}.
+info(StreamID, {read_body, Pid, Ref, auto, Period}, State) ->
+	%% length => auto: any data is enough; the client may send as much as a
+	%% default read would let it.
+	read_body(StreamID, Pid, Ref, {1, ?AUTO_FLOW}, Period, State);
 info(StreamID, {read_body, Pid, Ref, Length, Period}, State) ->
-	read_body(StreamID, Pid, Ref, Length, Period, State);
+	read_body(StreamID, Pid, Ref, {Length, Length}, Period, State);
 info(_, {read_body_timeout, Ref}, State = #state{read = {Pid, Ref, _, _}}) ->
 	{[], reply_read(Pid, Ref, State#state{read = undefined})};
 info(_, {read_body_timeout, _}, State) ->
@@ -162,11 +169,11 @@ early_error(_, _, _, Resp, _) ->
 read_body(_, Pid, Ref, _, _, State = #state{body_error = Reason}) when Reason =/= undefined ->
 	Pid ! {request_body, Ref, {error, Reason}},
 	{[], State};
-read_body(_, Pid, Ref, Length, _, State0 = #state{body_size = Size, body_fin = IsFin})
+read_body(_, Pid, Ref, {Length, _}, _, State0 = #state{body_size = Size, body_fin = IsFin})
 		when IsFin =:= fin; Size >= Length ->
 	{Continue, State} = continue(State0),
 	{Continue, reply_read(Pid, Ref, State)};
-read_body(StreamID, Pid, Ref, Length, Period, State0 = #state{conn = Conn, body_size = Size}) ->
+read_body(StreamID, Pid, Ref, {Length, Flow}, Period, State0 = #state{conn = Conn, body_size = Size}) ->
 	{Continue, State} = continue(State0),
 	%% In inline mode the reader itself waits for the period (it reads the
 	%% socket); otherwise a timer brings the read back here.
@@ -174,7 +181,7 @@ read_body(StreamID, Pid, Ref, Length, Period, State0 = #state{conn = Conn, body_
 		inline -> undefined;
 		process -> erlang:send_after(Period, Conn, {{Conn, StreamID}, {read_body_timeout, Ref}})
 	end,
-	{Continue ++ [{flow, Length - Size}], State#state{read = {Pid, Ref, Length, Timer}}}.
+	{Continue ++ [{flow, Flow - Size}], State#state{read = {Pid, Ref, Length, Timer}}}.
 
 continue(State = #state{continue = pending}) ->
 	{[{inform, 100, #{}}], State#state{continue = sent}};

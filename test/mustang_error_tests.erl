@@ -248,7 +248,10 @@ header_cases() ->
 		{<<"upgrade">>, <<>>},
 		{<<"vary">>, <<"a b">>},
 		{<<"x-forwarded-for">>, <<>>},
-		{<<"x-unknown">>, <<"a">>}
+		{<<"x-unknown">>, <<"a">>},
+		{<<"access-control-request-headers">>, <<"a b">>},
+		{<<"access-control-request-method">>, <<>>},
+		{<<"origin">>, <<"example.com">>}
 	],
 	[{{header, Name, Value}, value_error, 400, fun() -> mustang_http_hd:parse(Name, Value) end}
 		|| {Name, Value} <- Bad].

@@ -17,7 +17,8 @@
 	<<"max-forwards">>, <<"proxy-authorization">>, <<"range">>,
 	<<"sec-websocket-extensions">>, <<"sec-websocket-protocol">>,
 	<<"sec-websocket-version">>, <<"te">>, <<"trailer">>, <<"transfer-encoding">>,
-	<<"upgrade">>, <<"vary">>, <<"x-forwarded-for">>
+	<<"upgrade">>, <<"vary">>, <<"x-forwarded-for">>,
+	<<"access-control-request-headers">>, <<"access-control-request-method">>, <<"origin">>
 ]).
 
 table_test_() ->
@@ -69,6 +70,12 @@ sentence(invalid_authorization) ->
 	'The authorization header must be a scheme and valid credentials. (RFC9110 11.6.2)';
 sentence(unsupported_auth_scheme) ->
 	'Only the basic, bearer and digest authentication schemes are understood. (RFC9110 11.1)';
+sentence(invalid_access_control_request_headers) ->
+	'The access-control-request-headers header must be a list of field names. (RFC9110 5.6.1)';
+sentence(invalid_access_control_request_method) ->
+	'The access-control-request-method header must be a method token. (RFC9110 9.1)';
+sentence(invalid_origin) ->
+	'The origin header must be "null" or serialized origins separated by spaces. (RFC6454 7.1)';
 sentence(invalid_connection) ->
 	'The connection header must be a list of tokens. (RFC9110 7.6.1)';
 sentence(invalid_content_encoding) ->
@@ -491,8 +498,42 @@ tables() ->
 				[<<"203.0.113.195">>, <<"70.41.3.18">>, <<"[2001:db8::1]:4711">>, <<"unknown">>]}
 		], [
 			<<>>, <<", ,">>, <<"1.2.3.4 5.6.7.8">>, <<"1.2.3.4", 0>>
+		]},
+		{<<"access-control-request-headers">>, [
+			{<<>>, []},
+			{<<"Content-Type">>, [<<"content-type">>]},
+			{<<"content-type, X-Custom-Header,authorization">>,
+				[<<"content-type">>, <<"x-custom-header">>, <<"authorization">>]},
+			{<<" , x-a , ">>, [<<"x-a">>]}
+		], [
+			<<"content type">>, <<"x-a;b">>, <<"x:y">>, <<"\"x\"">>, <<"x", 0>>
+		]},
+		{<<"access-control-request-method">>, [
+			{<<"PUT">>, <<"PUT">>},
+			{<<" delete ">>, <<"delete">>},
+			{<<"X-CUSTOM">>, <<"X-CUSTOM">>}
+		], [
+			<<>>, <<"GET POST">>, <<"GET,POST">>, <<"G\"T">>, <<"GET", 0>>
+		]},
+		{<<"origin">>, [
+			{<<"https://example.com">>, [{<<"https">>, <<"example.com">>, 443}]},
+			{<<"HTTP://Example.COM:8080">>, [{<<"http">>, <<"example.com">>, 8080}]},
+			{<<"http://[2001:db8::1]">>, [{<<"http">>, <<"[2001:db8::1]">>, 80}]},
+			{<<"wss://a.b:1 chrome-extension://abcdef">>,
+				[{<<"wss">>, <<"a.b">>, 1}, {<<"chrome-extension">>, <<"abcdef">>, undefined}]}
+		], [
+			<<>>, <<"Null">>, <<"example.com">>, <<"http://">>, <<"http://a:0">>,
+			<<"http://a:65536">>, <<"http://a/path">>, <<"http://a  http://b">>, <<"1http://a">>,
+			<<"ht tp://a">>, <<"http://a:b">>, <<"http://a", 0>>
 		]}
 	].
+
+origin_null_test() ->
+	%% As in Cowboy: a new reference, equal to no other origin.
+	{ok, [Ref]} = mustang_http_hd:parse_origin(<<"null">>),
+	true = is_reference(Ref),
+	{ok, [Ref2]} = mustang_http_hd:parse(<<"origin">>, <<" null ">>),
+	true = Ref =/= Ref2.
 
 parse_unknown_test_() ->
 	[
@@ -728,8 +769,51 @@ prop_sec_websocket_extensions_roundtrip() ->
 			mustang_http_hd:parse_sec_websocket_extensions(Bin) =:= {ok, Expected}
 		end).
 
+prop_origin_roundtrip() ->
+	?FORALL(Origins, non_empty(list({scheme(), oneof([reg_name1(), ipv6()]),
+			oneof([undefined, range(1, 65535)])})),
+		begin
+			Bin = iolist_to_binary(lists:join(<<" ">>, [[S, <<"://">>, H, case P of
+				undefined -> <<>>;
+				_ -> [$:, integer_to_binary(P)]
+			end] || {S, H, P} <- Origins])),
+			Expected = [{lower(S), lower(H), case P of
+				undefined -> default_port(lower(S));
+				_ -> P
+			end} || {S, H, P} <- Origins],
+			mustang_http_hd:parse_origin(Bin) =:= {ok, Expected}
+		end).
+
+scheme() ->
+	?LET({C, Cs}, {oneof([range($a, $z), range($A, $Z)]),
+			list(oneof([range($a, $z), range($A, $Z), range($0, $9), $+, $-, $.]))},
+		oneof([<<"http">>, <<"https">>, <<"HTTPS">>, <<"ws">>, <<"wss">>, list_to_binary([C | Cs])])).
+
+reg_name1() ->
+	?LET(Chars, non_empty(list(oneof([range($a, $z), range($A, $Z), range($0, $9) | "-._~!$&'()*+,;="]))),
+		list_to_binary(Chars)).
+
+default_port(<<"http">>) -> 80;
+default_port(<<"ws">>) -> 80;
+default_port(<<"https">>) -> 443;
+default_port(<<"wss">>) -> 443;
+default_port(_) -> undefined.
+
+prop_access_control_request_headers_roundtrip() ->
+	?FORALL({Names, Sep}, {list(upper_token()), elements([<<",">>, <<", ">>, <<" ,\t">>])},
+		mustang_http_hd:parse_access_control_request_headers(iolist_to_binary(lists:join(Sep, Names)))
+			=:= {ok, [lower(N) || N <- Names]}).
+
+prop_access_control_request_method_roundtrip() ->
+	?FORALL(Method, upper_token(),
+		mustang_http_hd:parse_access_control_request_method(<<" ", Method/binary, " ">>)
+			=:= {ok, Method}).
+
 properties_test_() ->
 	Props = [
+		prop_origin_roundtrip(),
+		prop_access_control_request_headers_roundtrip(),
+		prop_access_control_request_method_roundtrip(),
 		prop_never_crashes(),
 		prop_mutated_never_crashes(),
 		prop_truncated_never_crashes(),

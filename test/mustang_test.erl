@@ -119,6 +119,7 @@
 -export([node_path/0]).
 -export([json/1]).
 -export([wait_until/2]).
+-export([curl_args/2]).
 
 -define(TIMEOUT, 5000).
 
@@ -766,3 +767,15 @@ wait_until(Fun, Timeout) ->
 		true -> ok;
 		false -> receive after 20 -> wait_until(Fun, Timeout - 20) end
 	end.
+
+%% curl's arguments for the Config's transport and the URL of Path on the
+%% group's listener: HTTP/1.1, h2c by prior knowledge, or h2 over TLS with
+%% the demo's self-signed certificate.
+curl_args(Config, Path) ->
+	Port = integer_to_list(port(Config)),
+	{Scheme, Flags} = case transport(Config) of
+		http1 -> {"http", []};
+		h2c -> {"http", ["--http2-prior-knowledge"]};
+		h2 -> {"https", ["--http2", "-k"]}
+	end,
+	Flags ++ [Scheme ++ "://127.0.0.1:" ++ Port ++ Path].
