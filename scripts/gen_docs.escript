@@ -59,7 +59,7 @@ internal() ->
 		mustang_http2_machine_send, mustang_http_hd_accept, mustang_http_hd_grammar,
 		mustang_inline, mustang_listener_sup, mustang_listeners_sup, mustang_log_limit,
 		mustang_pattern, mustang_range, mustang_registry, mustang_sup, mustang_tcp, mustang_tls,
-		mustang_transport, mustang_utf8, mustang_ws_deflate, mustang_ws_frame].
+		mustang_transport, mustang_uri, mustang_utf8, mustang_ws_deflate, mustang_ws_frame].
 
 %% Reading a module.
 

@@ -21,6 +21,7 @@
 -export([validate/2]).
 -export([reverse/2]).
 -export([format_error/1]).
+-export([match_fields/2]).
 
 -type constraint() :: int | nonempty | fun((forward | reverse | format_error, any()) -> any()).
 -type reason() :: {constraint(), Reason :: any(), Value :: any()}.
@@ -93,3 +94,34 @@ nonempty(_, <<>>) ->
 	{error, empty};
 nonempty(_, Value) ->
 	{ok, Value}.
+
+%% @doc Fields (match_qs, match_cookies, read_and_match_urlencoded_body)
+%% from key-value pairs: Name, {Name, Constraints} or {Name, Constraints,
+%% Default}, as in the router. A missing field without default is an
+%% error; a key given more than once has the list of its values.
+-spec match_fields(fields(), [{binary(), binary()}]) -> {ok, map()} | {error, #{atom() => any()}}.
+match_fields(Fields, KVs) ->
+	{Map, Errors} = lists:foldl(fun(Field, {Acc, Errs}) ->
+		{Name, Constraints, Default} = field_spec(Field),
+		Key = atom_to_binary(Name, utf8),
+		case [V || {K, V} <- KVs, K =:= Key] of
+			[] when Default =:= '$mustang_required' ->
+				{Acc, Errs#{Name => required}};
+			[] ->
+				{Acc#{Name => Default}, Errs};
+			Values ->
+				Value = case Values of [One] -> One; _ -> Values end,
+				case validate(Value, Constraints) of
+					{ok, Value2} -> {Acc#{Name => Value2}, Errs};
+					{error, Reason} -> {Acc, Errs#{Name => Reason}}
+				end
+		end
+	end, {#{}, #{}}, Fields),
+	case map_size(Errors) of
+		0 -> {ok, Map};
+		_ -> {error, Errors}
+	end.
+
+field_spec(Name) when is_atom(Name) -> {Name, [], '$mustang_required'};
+field_spec({Name, Constraints}) -> {Name, Constraints, '$mustang_required'};
+field_spec({Name, Constraints, Default}) -> {Name, Constraints, Default}.

@@ -25,6 +25,7 @@
 
 %% Building.
 -export([setcookie/3]).
+-export([filter/2]).
 
 -type cookie_opts() :: #{
 	max_age => non_neg_integer(),
@@ -218,3 +219,18 @@ is_attribute_value(<<_, Rest/binary>>) ->
 	is_attribute_value(Rest);
 is_attribute_value(<<>>) ->
 	true.
+
+%% @doc The cookies of a cookie header value whose names are in Names
+%% (atoms or binaries), unparsed, joined again; <<>> when none is left.
+%% Cookies of other applications, which may not even parse, are dropped
+%% without being parsed (mustang_req:filter_cookies/2).
+-spec filter([atom() | binary()], iodata()) -> binary().
+filter(Names0, Value) ->
+	Names = [case N of _ when is_atom(N) -> atom_to_binary(N, utf8); _ -> N end || N <- Names0],
+	Kept = [Cookie || Cookie <- binary:split(iolist_to_binary(Value), <<";">>, [global]),
+		lists:member(cookie_name(Cookie), Names)],
+	iolist_to_binary(lists:join(<<";">>, Kept)).
+
+cookie_name(Cookie) ->
+	[Name | _] = binary:split(Cookie, <<"=">>),
+	mustang_http_hd_grammar:trim(Name).

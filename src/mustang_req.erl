@@ -196,7 +196,7 @@ match_qs(Fields, Req) -> match_qs(Fields, Req, #{}).
 %% request with 400. Opts as for parse_qs/2.
 -spec match_qs(fields(), req(), #{max_keys => non_neg_integer() | infinity}) -> map().
 match_qs(Fields, Req, Opts) ->
-	case match_fields(Fields, parse_qs(Req, Opts)) of
+	case mustang_constraints:match_fields(Fields, parse_qs(Req, Opts)) of
 		{ok, Map} -> Map;
 		{error, Errors} ->
 			exit({request_error, {match_qs, Errors}, 'Query string validation failed.'})
@@ -219,27 +219,7 @@ uri(#{scheme := Scheme0, host := Host0, port := Port0, path := Path0, qs := Qs0}
 		_ -> Path0
 	end,
 	Qs = maps:get(qs, Opts, Qs0),
-	Fragment = maps:get(fragment, Opts, undefined),
-	[
-		case {Scheme, Host} of
-			{_, undefined} -> [];
-			{undefined, _} -> [<<"//">>, Host];
-			_ -> [Scheme, <<"://">>, Host]
-		end,
-		case {Host, uri_port(Scheme, Port)} of
-			{undefined, _} -> [];
-			{_, default} -> [];
-			{_, P} -> [$:, integer_to_binary(P)]
-		end,
-		case Path of undefined -> []; _ -> Path end,
-		case Qs of undefined -> []; <<>> -> []; _ -> [$?, Qs] end,
-		case Fragment of undefined -> []; _ -> [$#, Fragment] end
-	].
-
-uri_port(_, undefined) -> default;
-uri_port(<<"http">>, 80) -> default;
-uri_port(<<"https">>, 443) -> default;
-uri_port(_, Port) -> Port.
+	mustang_uri:build(Scheme, Host, Port, Path, Qs, maps:get(fragment, Opts, undefined)).
 
 -spec binding(atom(), req()) -> any() | undefined.
 binding(Name, Req) -> binding(Name, Req, undefined).
@@ -306,7 +286,7 @@ match_cookies(Fields, Req) -> match_cookies(Fields, Req, #{}).
 %% list of its values. Opts as for parse_cookies/2.
 -spec match_cookies(fields(), req(), #{max_keys => non_neg_integer() | infinity}) -> map().
 match_cookies(Fields, Req, Opts) ->
-	case match_fields(Fields, parse_cookies(Req, Opts)) of
+	case mustang_constraints:match_fields(Fields, parse_cookies(Req, Opts)) of
 		{ok, Map} -> Map;
 		{error, Errors} ->
 			exit({request_error, {match_cookies, Errors}, 'Cookie validation failed.'})
@@ -318,20 +298,13 @@ match_cookies(Fields, Req, Opts) ->
 %% without being parsed. Without a cookie header, the Req is returned as is;
 %% when no cookie is left, the header is removed.
 -spec filter_cookies([atom() | binary()], Req) -> Req when Req :: req().
-filter_cookies(Names0, Req = #{headers := Headers = #{<<"cookie">> := Value}}) ->
-	Names = [case N of _ when is_atom(N) -> atom_to_binary(N, utf8); _ -> N end || N <- Names0],
-	Kept = [Cookie || Cookie <- binary:split(iolist_to_binary(Value), <<";">>, [global]),
-		lists:member(cookie_name(Cookie), Names)],
-	case Kept of
-		[] -> Req#{headers => maps:remove(<<"cookie">>, Headers)};
-		_ -> Req#{headers => Headers#{<<"cookie">> => iolist_to_binary(lists:join(<<";">>, Kept))}}
+filter_cookies(Names, Req = #{headers := Headers = #{<<"cookie">> := Value}}) ->
+	case mustang_cookie:filter(Names, Value) of
+		<<>> -> Req#{headers => maps:remove(<<"cookie">>, Headers)};
+		Kept -> Req#{headers => Headers#{<<"cookie">> => Kept}}
 	end;
 filter_cookies(_, Req) ->
 	Req.
-
-cookie_name(Cookie) ->
-	[Name | _] = binary:split(Cookie, <<"=">>),
-	mustang_http_hd_grammar:trim(Name).
 
 -spec peer(req()) -> {inet:ip_address(), inet:port_number()} | undefined.
 peer(#{peer := Peer}) -> Peer.
@@ -341,34 +314,6 @@ sock(#{sock := Sock}) -> Sock.
 
 -spec cert(req()) -> binary() | undefined.
 cert(#{cert := Cert}) -> Cert.
-
-%% Fields are Name, {Name, Constraints} or {Name, Constraints, Default}, as
-%% in the router. A missing field without default is an error.
-match_fields(Fields, KVs) ->
-	{Map, Errors} = lists:foldl(fun(Field, {Acc, Errs}) ->
-		{Name, Constraints, Default} = field_spec(Field),
-		Key = atom_to_binary(Name, utf8),
-		case [V || {K, V} <- KVs, K =:= Key] of
-			[] when Default =:= '$mustang_required' ->
-				{Acc, Errs#{Name => required}};
-			[] ->
-				{Acc#{Name => Default}, Errs};
-			Values ->
-				Value = case Values of [One] -> One; _ -> Values end,
-				case mustang_constraints:validate(Value, Constraints) of
-					{ok, Value2} -> {Acc#{Name => Value2}, Errs};
-					{error, Reason} -> {Acc, Errs#{Name => Reason}}
-				end
-		end
-	end, {#{}, #{}}, Fields),
-	case map_size(Errors) of
-		0 -> {ok, Map};
-		_ -> {error, Errors}
-	end.
-
-field_spec(Name) when is_atom(Name) -> {Name, [], '$mustang_required'};
-field_spec({Name, Constraints}) -> {Name, Constraints, '$mustang_required'};
-field_spec({Name, Constraints, Default}) -> {Name, Constraints, Default}.
 
 %% Request body.
 
@@ -478,7 +423,7 @@ read_and_match_urlencoded_body(Fields, Req) ->
 -spec read_and_match_urlencoded_body(fields(), req(), map()) -> {ok, map(), req()}.
 read_and_match_urlencoded_body(Fields, Req, Opts) ->
 	{ok, KVs, Req2} = read_urlencoded_body(Req, Opts),
-	case match_fields(Fields, KVs) of
+	case mustang_constraints:match_fields(Fields, KVs) of
 		{ok, Map} -> {ok, Map, Req2};
 		{error, Errors} ->
 			exit({request_error, {read_and_match_urlencoded_body, Errors},
