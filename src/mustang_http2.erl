@@ -220,10 +220,7 @@ loop(St0 = #st{m = M, streams = Streams}) ->
 				true -> loop(result(St, mustang_http2_machine:resume(ms(), M)), 0);
 				false -> loop(St, infinity)
 			end;
-		Size when Size >= ?OUT_FLUSH; map_size(Streams) =< 1 ->
-			%% With one stream or none, nothing else is likely to add to
-			%% the output before its handler's exit is handled: writing now
-			%% takes that off the response's latency.
+		Size when Size >= ?OUT_FLUSH ->
 			loop(flush_out(St));
 		_ ->
 			loop(St, 0)
