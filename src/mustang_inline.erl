@@ -69,12 +69,7 @@ new_counter() ->
 	-> {any(), any()}.
 run(Counter, Module, State, {M, F, [Req | Args]}, Key = {_, StreamID}) ->
 	Version = atomics:add_get(Counter, 1, 1),
-	Req2 = Req#{inline => {Counter, Version, Module, State}},
-	Result = case {M, F, Args} of
-		%% mustang_stream_h's, called by name (no export table lookup).
-		{mustang_middleware, run, [Env, Middlewares]} -> mustang_middleware:run(Req2, Env, Middlewares);
-		_ -> erlang:apply(M, F, [Req2 | Args])
-	end,
+	Result = erlang:apply(M, F, [Req#{inline => {Counter, Version, Module, State}} | Args]),
 	%% Moving the counter on makes every Req of this stream stale.
 	case atomics:add_get(Counter, 1, 1) - 1 of
 		Version ->
