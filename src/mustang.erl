@@ -11,7 +11,8 @@
 %%   socket_opts        gen_tcp or ssl listen options, passed through
 %%                      (certfile, keyfile, backlog, buffer, ...)
 %%   shutdown           ms that stop_listener/1 lets in-flight requests run
-%%                      before killing their connections (default 5000)
+%%                      before killing their connections (default 5000): the
+%%                      timeout of its drain/2
 %%   handshake_timeout  ms for the TLS handshake (default 5000, or infinity)
 %%   logger             module the acceptors log through (default logger)
 %%
@@ -21,6 +22,15 @@
 -export([start_clear/3]).
 -export([start_tls/3]).
 -export([stop_listener/1]).
+-export([drain/2]).
+-export([suspend_listener/1]).
+-export([resume_listener/1]).
+-export([get_status/1]).
+-export([get_transport_options/1]).
+-export([set_transport_options/2]).
+-export([get_max_connections/1]).
+-export([set_max_connections/2]).
+-export([info/1]).
 -export([get_port/1]).
 -export([set_env/3]).
 -export([get_env/2]).
@@ -42,7 +52,16 @@
 	handshake_timeout => timeout(),
 	logger => module()
 }.
--export_type([ref/0, opts/0, transport_opts/0]).
+-type status() :: mustang_conn_limit:status().
+-type info() :: #{
+	port := inet:port_number(),
+	status := status(),
+	transport := module(),
+	max_connections := pos_integer() | infinity,
+	active_connections := non_neg_integer(),
+	connections := #{mustang_conns_sup:protocol() => non_neg_integer()}
+}.
+-export_type([ref/0, opts/0, transport_opts/0, status/0, info/0]).
 
 -define(TRANSPORT_DEFAULTS, #{
 	port => 0,
@@ -66,7 +85,8 @@ start_tls(Ref, TransOpts, ProtoOpts) ->
 start_listener(Ref, Transport, TransOpts0, ProtoOpts) ->
 	case validate(Transport, TransOpts0, ProtoOpts) of
 		{ok, TransOpts} ->
-			ok = mustang_registry:set_listener(Ref, TransOpts, ProtoOpts),
+			ok = mustang_registry:set_listener(Ref, Transport, TransOpts, ProtoOpts),
+			ok = mustang_registry:set_given_transport_opts(Ref, TransOpts0),
 			Spec = #{
 				id => {mustang_listener_sup, Ref},
 				start => {mustang_listener_sup, start_link, [Ref, Transport, TransOpts]},
@@ -171,27 +191,192 @@ has_certificate(SocketOpts) ->
 	lists:any(fun(Key) -> lists:keymember(Key, 1, SocketOpts) end,
 		[certfile, cert, certs_keys, sni_fun, sni_hosts]).
 
-%% Graceful stop: stop accepting, ask every connection to finish the request
-%% in flight and close, and kill those still running after the `shutdown`
-%% transport option (ms).
+%% Graceful stop: drain/2 with the `shutdown` transport option as its
+%% timeout, then the listener's processes go.
 -spec stop_listener(ref()) -> ok | {error, not_found}.
 stop_listener(Ref) ->
 	Id = {mustang_listener_sup, Ref},
-	case lists:keyfind(Id, 1, supervisor:which_children(mustang_listeners_sup)) of
-		{_, ListenerSup, _, _} when is_pid(ListenerSup) ->
-			_ = supervisor:terminate_child(ListenerSup, mustang_acceptors_sup),
-			Deadline = case maps:get(shutdown, mustang_registry:get_transport_opts(Ref)) of
-				infinity -> infinity;
-				Shutdown -> erlang:monotonic_time(millisecond) + Shutdown
-			end,
-			_ = [mustang_conns_sup:drain(Pid, Deadline)
-				|| {_, Pid} <- mustang_registry:get_conns_sups(Ref)],
+	case listener_sup(Ref) of
+		{ok, _} ->
+			ok = drain(Ref, maps:get(shutdown, mustang_registry:get_transport_opts(Ref))),
 			_ = supervisor:terminate_child(mustang_listeners_sup, Id),
 			_ = supervisor:delete_child(mustang_listeners_sup, Id),
 			mustang_registry:delete_listener(Ref);
-		_ ->
+		error ->
 			{error, not_found}
 	end.
+
+%% Graceful drain (doc/guide/listeners.md): the listen socket closes (new
+%% connections are refused), HTTP/2 connections send the two-step GOAWAY,
+%% HTTP/1.1 connections answer the request in flight with `connection:
+%% close' and close, idle ones close, Websocket sessions close with 1001.
+%% Returns when the last connection ended, or after Timeout ms, when those
+%% left are killed. The listener stays, with no connection, in the
+%% `draining' status until stop_listener/1 (or resume_listener/1).
+-spec drain(ref(), timeout()) -> ok | {error, not_found}.
+drain(Ref, Timeout) ->
+	case listener_sup(Ref) of
+		{ok, ListenerSup} ->
+			ok = mustang_conn_limit:set_status(mustang_registry:get_conn_limit(Ref), draining),
+			ok = stop_acceptors(Ref, ListenerSup),
+			Deadline = case Timeout of
+				infinity -> infinity;
+				_ -> erlang:monotonic_time(millisecond) + Timeout
+			end,
+			ConnsSups = [Pid || {_, Pid} <- mustang_registry:get_conns_sups(Ref)],
+			Tags = [mustang_conns_sup:notify_empty(Pid) || Pid <- ConnsSups],
+			_ = [mustang_conns_sup:drain(Pid, Deadline) || Pid <- ConnsSups],
+			wait_empty(Tags, Deadline);
+		error ->
+			{error, not_found}
+	end.
+
+%% The shards kill what is left at the deadline; their answer follows.
+wait_empty([], _) ->
+	ok;
+wait_empty([Tag | Tags], Deadline) ->
+	Wait = case Deadline of
+		infinity -> infinity;
+		_ -> max(0, Deadline - erlang:monotonic_time(millisecond)) + 5000
+	end,
+	receive
+		{Tag, empty} -> demonitor(Tag, [flush]);
+		{'DOWN', Tag, process, _, _} -> ok
+	after Wait ->
+		demonitor(Tag, [flush])
+	end,
+	wait_empty(Tags, Deadline).
+
+%% As ranch:suspend_listener/1: the listen socket closes (new connections
+%% are refused); the connections open go on.
+-spec suspend_listener(ref()) -> ok | {error, not_found}.
+suspend_listener(Ref) ->
+	case listener_sup(Ref) of
+		{ok, ListenerSup} ->
+			Limit = mustang_registry:get_conn_limit(Ref),
+			ok = stop_acceptors(Ref, ListenerSup),
+			_ = mustang_conn_limit:status(Limit) =:= running
+				andalso mustang_conn_limit:set_status(Limit, suspended),
+			ok;
+		error ->
+			{error, not_found}
+	end.
+
+%% As ranch:resume_listener/1: listens again, on the same port when the
+%% listener was started with port 0, with the transport options set
+%% meanwhile. A drained listener resumes too.
+-spec resume_listener(ref()) -> ok | {error, any()}.
+resume_listener(Ref) ->
+	case listener_sup(Ref) of
+		{ok, ListenerSup} ->
+			Limit = mustang_registry:get_conn_limit(Ref),
+			case mustang_conn_limit:status(Limit) of
+				running ->
+					ok;
+				_ ->
+					TransOpts = #{port := Port, socket_opts := SocketOpts}
+						= mustang_registry:get_transport_opts(Ref),
+					SocketOpts2 = case Port of
+						0 -> lists:keystore(port, 1, SocketOpts, {port, get_port(Ref)});
+						_ -> SocketOpts
+					end,
+					case supervisor:start_child(ListenerSup,
+							acceptors_spec(Ref, TransOpts#{socket_opts => SocketOpts2})) of
+						{ok, _} -> mustang_conn_limit:set_status(Limit, running);
+						{error, Reason} -> {error, unwrap_start_error(Reason)}
+					end
+			end;
+		error ->
+			{error, not_found}
+	end.
+
+-spec get_status(ref()) -> status().
+get_status(Ref) ->
+	mustang_conn_limit:status(mustang_registry:get_conn_limit(Ref)).
+
+-spec get_transport_options(ref()) -> transport_opts().
+get_transport_options(Ref) ->
+	mustang_registry:get_given_transport_opts(Ref).
+
+%% As ranch:set_transport_options/2: only while the listener is suspended
+%% ({error, running} otherwise); the options replace the old ones and take
+%% effect when it resumes, but for max_connections, which is applied at
+%% once. num_conns_sups cannot change (the shards exist).
+-spec set_transport_options(ref(), transport_opts())
+	-> ok | {error, running | not_found | {cannot_change, [num_conns_sups]} | any()}.
+set_transport_options(Ref, TransOpts0) ->
+	case listener_sup(Ref) of
+		{ok, _} ->
+			case get_status(Ref) of
+				running ->
+					{error, running};
+				_ ->
+					Transport = mustang_registry:get_transport(Ref),
+					Old = mustang_registry:get_transport_opts(Ref),
+					case validate(Transport, TransOpts0, get_protocol_options(Ref)) of
+						{ok, #{num_conns_sups := N}} when N =/= map_get(num_conns_sups, Old) ->
+							{error, {cannot_change, [num_conns_sups]}};
+						{ok, TransOpts = #{max_connections := Max}} ->
+							ok = mustang_registry:set_transport_opts(Ref, TransOpts),
+							ok = mustang_registry:set_given_transport_opts(Ref, TransOpts0),
+							set_max_connections(Ref, Max);
+						Error ->
+							Error
+					end
+			end;
+		error ->
+			{error, not_found}
+	end.
+
+-spec get_max_connections(ref()) -> pos_integer() | infinity.
+get_max_connections(Ref) ->
+	mustang_conn_limit:max(mustang_registry:get_conn_limit(Ref)).
+
+%% As ranch:set_max_connections/2, at run time: a lower limit keeps the
+%% connections open (no new one is accepted until they are fewer); a higher
+%% one wakes the acceptors waiting for capacity.
+-spec set_max_connections(ref(), pos_integer() | infinity) -> ok.
+set_max_connections(Ref, Max) when Max =:= infinity; is_integer(Max), Max > 0 ->
+	TransOpts = mustang_registry:get_transport_opts(Ref),
+	ok = mustang_registry:set_transport_opts(Ref, TransOpts#{max_connections => Max}),
+	Given = mustang_registry:get_given_transport_opts(Ref),
+	ok = mustang_registry:set_given_transport_opts(Ref, Given#{max_connections => Max}),
+	ok = mustang_conn_limit:set_max(mustang_registry:get_conn_limit(Ref), Max),
+	_ = [Pid ! {mustang_conns_sup, capacity} || {_, Pid} <- mustang_registry:get_conns_sups(Ref)],
+	ok.
+
+%% The listener at a glance; connections counts them per protocol (an
+%% HTTP/1.1 connection upgraded to Websocket counts as websocket; Websocket
+%% over HTTP/2 is a stream of an http2 connection).
+-spec info(ref()) -> info().
+info(Ref) ->
+	Counts = lists:foldl(fun({_, Pid}, Acc) ->
+		maps:fold(fun(K, V, Acc2) -> Acc2#{K => V + maps:get(K, Acc2, 0)} end,
+			Acc, mustang_conns_sup:counts(Pid))
+	end, #{http => 0, http2 => 0, websocket => 0}, mustang_registry:get_conns_sups(Ref)),
+	#{port => get_port(Ref), status => get_status(Ref),
+		transport => mustang_registry:get_transport(Ref),
+		max_connections => get_max_connections(Ref),
+		active_connections => lists:sum(maps:values(Counts)),
+		connections => Counts}.
+
+listener_sup(Ref) ->
+	Id = {mustang_listener_sup, Ref},
+	case lists:keyfind(Id, 1, supervisor:which_children(mustang_listeners_sup)) of
+		{_, ListenerSup, _, _} when is_pid(ListenerSup) -> {ok, ListenerSup};
+		_ -> error
+	end.
+
+%% The listen socket closes with its supervisor. Acceptors killed while they
+%% held a place under max_connections give it back (recount).
+stop_acceptors(Ref, ListenerSup) ->
+	_ = supervisor:terminate_child(ListenerSup, mustang_acceptors_sup),
+	_ = supervisor:delete_child(ListenerSup, mustang_acceptors_sup),
+	_ = [mustang_conns_sup:recount(Pid) || {_, Pid} <- mustang_registry:get_conns_sups(Ref)],
+	ok.
+
+acceptors_spec(Ref, TransOpts) ->
+	mustang_listener_sup:acceptors_spec(Ref, mustang_registry:get_transport(Ref), TransOpts).
 
 -spec get_port(ref()) -> inet:port_number().
 get_port(Ref) ->

@@ -12,6 +12,10 @@ start_link(Ref, Transport) ->
 
 -spec init(pid(), mustang:ref(), module()) -> ok | no_return().
 init(Parent, Ref, Transport) ->
+	%% From the start: a stop (exit signal from the shard, mustang:drain/2)
+	%% that comes before the protocol loop waits for it, rather than killing
+	%% a connection whose client may have sent its request already.
+	process_flag(trap_exit, true),
 	receive
 		{mustang_socket, closed} ->
 			exit(normal);

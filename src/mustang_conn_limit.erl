@@ -7,29 +7,37 @@
 %% racing for the last place may then both back off, never both succeed.
 %% The array also counts the acceptors waiting for capacity, so that a shard
 %% whose connection ended knows whether other shards' acceptors must be
-%% woken.
+%% woken. It also holds the listener's status (running, suspended,
+%% draining), which HTTP/1.1 connections read where a response head is
+%% written (an atomics read, no message).
 -module(mustang_conn_limit).
 
 -export([new/2]).
 -export([reserve/2]).
 -export([release/2]).
--export([reset/2]).
+-export([reset/3]).
 -export([has_capacity/1]).
 -export([count/1]).
 -export([set_max/2]).
 -export([max/1]).
 -export([sleeping/2]).
 -export([sleepers/1]).
+-export([set_status/2]).
+-export([status/1]).
 
 -opaque limit() :: {atomics:atomics_ref(), pos_integer()}.
 -export_type([limit/0]).
 
-%% Slots 1..N: the shards' counts; N+1: waiting acceptors; N+2: the limit.
+-type status() :: running | suspended | draining.
+-export_type([status/0]).
+
+%% Slots 1..N: the shards' counts; N+1: waiting acceptors; N+2: the limit;
+%% N+3: the status.
 -define(INFINITY, ((1 bsl 63) - 1)).
 
 -spec new(pos_integer(), pos_integer() | infinity) -> limit().
 new(NumShards, Max) ->
-	Ref = atomics:new(NumShards + 2, [{signed, true}]),
+	Ref = atomics:new(NumShards + 3, [{signed, true}]),
 	Limit = {Ref, NumShards},
 	ok = set_max(Limit, Max),
 	Limit.
@@ -50,10 +58,11 @@ reserve(Limit = {Ref, _}, Shard) ->
 release({Ref, _}, Shard) ->
 	atomics:sub(Ref, Shard, 1).
 
-%% A shard that (re)starts has no connection.
--spec reset(limit(), pos_integer()) -> ok.
-reset({Ref, _}, Shard) ->
-	atomics:put(Ref, Shard, 0).
+%% A shard that (re)starts has no connection; a shard whose acceptors were
+%% stopped has exactly its connections.
+-spec reset(limit(), pos_integer(), non_neg_integer()) -> ok.
+reset({Ref, _}, Shard, Count) ->
+	atomics:put(Ref, Shard, Count).
 
 -spec has_capacity(limit()) -> boolean().
 has_capacity(Limit = {Ref, _}) ->
@@ -80,13 +89,26 @@ max(Limit = {Ref, _}) ->
 		Max -> Max
 	end.
 
-%% An acceptor starts (+1) or stops (-1) waiting for capacity.
--spec sleeping(limit(), 1 | -1) -> ok.
+%% An acceptor starts (+1) or stops (-1) waiting for capacity; or several
+%% stopped at once (killed acceptors, mustang_conns_sup:recount/1).
+-spec sleeping(limit(), integer()) -> ok.
 sleeping({Ref, N}, Delta) ->
 	atomics:add(Ref, N + 1, Delta).
 
 -spec sleepers(limit()) -> non_neg_integer().
 sleepers({Ref, N}) ->
 	atomics:get(Ref, N + 1).
+
+-spec set_status(limit(), status()) -> ok.
+set_status({Ref, N}, Status) ->
+	atomics:put(Ref, N + 3, case Status of running -> 0; suspended -> 1; draining -> 2 end).
+
+-spec status(limit()) -> status().
+status({Ref, N}) ->
+	case atomics:get(Ref, N + 3) of
+		0 -> running;
+		1 -> suspended;
+		2 -> draining
+	end.
 
 max_slot({_, N}) -> N + 2.

@@ -9,13 +9,22 @@
 %% Shutdown: on the parent's exit signal it asks every connection to stop
 %% (exit signal `shutdown`; connections trap exits and finish the request in
 %% flight), waits until the listener's shutdown deadline, then kills what is
-%% left.
+%% left. A drain (mustang:drain/2) does the same while the shard keeps
+%% running, and tells the caller when its last connection ended.
+%%
+%% It knows each connection's protocol for mustang:info/1: a connection is
+%% `http' until it tells its shard it became `http2' or `websocket'
+%% (protocol/2, one message per HTTP/2 or Websocket connection).
 -module(mustang_conns_sup).
 
 -export([start_link/4]).
 -export([start_connection/1]).
 -export([wait_for_capacity/1]).
 -export([drain/2]).
+-export([notify_empty/1]).
+-export([recount/1]).
+-export([protocol/2]).
+-export([counts/1]).
 -export([active_connections/1]).
 
 -export([init/5]).
@@ -30,13 +39,18 @@
 	transport :: module(),
 	limit :: mustang_conn_limit:limit(),
 	shutdown :: timeout(),
-	%% Connection pids; the map size is the connection count.
-	conns = #{} :: #{pid() => true},
+	%% Connection pids and protocols; the map size is the connection count.
+	conns = #{} :: #{pid() => protocol()},
+	%% Processes told when the last connection ends (notify_empty/1).
+	waiters = [] :: [{pid(), reference()}],
 	%% Acceptors told to wait for capacity.
 	sleepers = [] :: [pid()],
 	%% Set once a graceful stop has started: the absolute deadline.
 	deadline = undefined :: undefined | integer() | infinity
 }).
+
+-type protocol() :: http | http2 | websocket.
+-export_type([protocol/0]).
 
 -spec start_link(mustang:ref(), pos_integer(), module(), map()) -> {ok, pid()}.
 start_link(Ref, Id, Transport, TransOpts) ->
@@ -71,11 +85,40 @@ wait_for_capacity(ConnsSup) ->
 	end.
 
 %% Starts a graceful stop of every connection of this shard; the shard itself
-%% keeps running until its parent stops it.
--spec drain(pid(), integer()) -> ok.
+%% keeps running until its parent stops it. Connections still open at the
+%% deadline (monotonic ms, or infinity) are killed.
+-spec drain(pid(), integer() | infinity) -> ok.
 drain(ConnsSup, Deadline) ->
 	ConnsSup ! {?MODULE, drain, Deadline},
 	ok.
+
+%% Asks to be told, with {Tag, empty}, when the shard has no connection (at
+%% once if it has none now). The caller monitors the shard with Tag.
+-spec notify_empty(pid()) -> reference().
+notify_empty(ConnsSup) ->
+	Tag = monitor(process, ConnsSup),
+	ConnsSup ! {?MODULE, notify_empty, self(), Tag},
+	Tag.
+
+%% Once the acceptors are stopped (mustang:suspend_listener/1): places that
+%% killed acceptors had reserved, and their waits for capacity, are given
+%% back, so that the count is the shard's connections again.
+-spec recount(pid()) -> ok.
+recount(ConnsSup) ->
+	{ok, ok} = gen:call(ConnsSup, '$gen_call', {?MODULE, recount}, infinity),
+	ok.
+
+%% Called by a connection process when it becomes HTTP/2 or Websocket.
+-spec protocol(pid(), protocol()) -> ok.
+protocol(ConnsSup, Protocol) ->
+	ConnsSup ! {?MODULE, protocol, self(), Protocol},
+	ok.
+
+%% The shard's connections per protocol.
+-spec counts(pid()) -> #{protocol() => non_neg_integer()}.
+counts(ConnsSup) ->
+	{ok, Counts} = gen:call(ConnsSup, '$gen_call', {?MODULE, counts}, infinity),
+	Counts.
 
 -spec active_connections(pid()) -> non_neg_integer().
 active_connections(ConnsSup) ->
@@ -87,7 +130,7 @@ init(Parent, Ref, Id, Transport, TransOpts) ->
 	process_flag(trap_exit, true),
 	ok = mustang_registry:set_conns_sup(Ref, Id, self()),
 	Limit = mustang_registry:get_conn_limit(Ref),
-	ok = mustang_conn_limit:reset(Limit, Id),
+	ok = mustang_conn_limit:reset(Limit, Id, 0),
 	proc_lib:init_ack(Parent, {ok, self()}),
 	loop(#state{parent = Parent, ref = Ref, id = Id, transport = Transport,
 		limit = Limit, shutdown = maps:get(shutdown, TransOpts)}).
@@ -97,13 +140,15 @@ loop(State = #state{parent = Parent, ref = Ref, conns = Conns, limit = Limit}) -
 		{?MODULE, start, Acceptor, Tag} ->
 			Pid = mustang_conn:start_link(Ref, State#state.transport),
 			Acceptor ! {Tag, Pid},
-			loop(State#state{conns = Conns#{Pid => true}});
+			loop(State#state{conns = Conns#{Pid => http}});
 		{'EXIT', Parent, Reason} ->
 			terminate(State, Reason);
 		{'EXIT', Pid, _} when is_map_key(Pid, Conns) ->
 			%% Connection processes log their own errors; nothing to add here.
 			ok = mustang_conn_limit:release(Limit, State#state.id),
-			loop(capacity_freed(State#state{conns = maps:remove(Pid, Conns)}));
+			loop(notify_waiters(capacity_freed(State#state{conns = maps:remove(Pid, Conns)})));
+		{?MODULE, protocol, Pid, Protocol} when is_map_key(Pid, Conns) ->
+			loop(State#state{conns = Conns#{Pid => Protocol}});
 		{?MODULE, sleep, Acceptor} ->
 			%% Counted as waiting before looking at the count: a connection
 			%% that ends meanwhile then sees it and wakes an acceptor.
@@ -115,9 +160,18 @@ loop(State = #state{parent = Parent, ref = Ref, conns = Conns, limit = Limit}) -
 			loop(State);
 		{?MODULE, drain, Deadline} ->
 			_ = [exit(Pid, shutdown) || Pid <- maps:keys(Conns)],
+			_ = Deadline =/= infinity andalso erlang:start_timer(
+				max(0, Deadline - erlang:monotonic_time(millisecond)), self(), drain_deadline),
 			loop(State#state{deadline = Deadline});
+		{timeout, _, drain_deadline} ->
+			_ = [exit(Pid, kill) || Pid <- maps:keys(Conns)],
+			loop(State);
+		{?MODULE, notify_empty, Pid, Tag} ->
+			loop(notify_waiters(State#state{waiters = [{Pid, Tag} | State#state.waiters]}));
 		{system, From, Request} ->
 			sys:handle_system_msg(Request, From, Parent, ?MODULE, [], State);
+		{'$gen_call', From, {?MODULE, recount}} ->
+			loop(recount(From, State));
 		{'$gen_call', From, Call} ->
 			handle_call(Call, From, State),
 			loop(State);
@@ -149,6 +203,9 @@ wake_sleeper(State) ->
 
 handle_call({?MODULE, active_connections}, From, #state{conns = Conns}) ->
 	gen:reply(From, map_size(Conns));
+handle_call({?MODULE, counts}, From, #state{conns = Conns}) ->
+	gen:reply(From, maps:fold(fun(_, Protocol, Acc) -> Acc#{Protocol => maps:get(Protocol, Acc) + 1} end,
+		#{http => 0, http2 => 0, websocket => 0}, Conns));
 handle_call(which_children, From, #state{conns = Conns}) ->
 	gen:reply(From, [{mustang_conn, Pid, worker, [mustang_conn]} || Pid <- maps:keys(Conns)]);
 handle_call(count_children, From, #state{conns = Conns}) ->
@@ -156,6 +213,18 @@ handle_call(count_children, From, #state{conns = Conns}) ->
 	gen:reply(From, [{specs, 1}, {active, N}, {supervisors, 0}, {workers, N}]);
 handle_call(_, From, _) ->
 	gen:reply(From, {error, not_supported}).
+
+recount(From, State = #state{limit = Limit, id = Id, conns = Conns, sleepers = Sleepers}) ->
+	ok = mustang_conn_limit:sleeping(Limit, -length(Sleepers)),
+	ok = mustang_conn_limit:reset(Limit, Id, map_size(Conns)),
+	_ = gen:reply(From, ok),
+	State#state{sleepers = []}.
+
+notify_waiters(State = #state{conns = Conns, waiters = Waiters}) when map_size(Conns) =:= 0 ->
+	_ = [Pid ! {Tag, empty} || {Pid, Tag} <- Waiters],
+	State#state{waiters = []};
+notify_waiters(State) ->
+	State.
 
 terminate(State = #state{conns = Conns, deadline = undefined, shutdown = Shutdown}, Reason) ->
 	_ = [exit(Pid, shutdown) || Pid <- maps:keys(Conns)],

@@ -56,6 +56,13 @@
 %% Bytes kept unread while a request process runs before reading pauses.
 -define(MAX_BUFFERED, 1000000).
 
+%% When the listener drains, a keep-alive connection with no request in
+%% flight closes unless a request comes within this many ms: a client that
+%% was just told keep-alive may already be sending its next request, which
+%% a close would lose (the client would see the connection end with no
+%% response). That request is answered with `connection: close'.
+-define(DRAIN_GRACE, 250).
+
 -define(DEFAULTS, #{
 	env => #{},
 	middlewares => [mustang_router, mustang_handler],
@@ -133,7 +140,10 @@
 	%% Method and path of the request in flight, for log lines.
 	req_info = {<<>>, <<>>} :: {binary(), binary()},
 	%% The parent asked us to stop: finish the request in flight, then close.
-	stopping = false :: boolean()
+	stopping = false :: boolean(),
+	drain_timer = undefined :: undefined | reference(),
+	%% The listener's status, for the streams (mustang:drain/2).
+	listener :: mustang_conn_limit:limit() | undefined
 }).
 
 %% Options.
@@ -180,13 +190,20 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
 				h2c = not Transport:secure() andalso
 					lists:member(http2, maps:get(protocols, Opts, [http2, http])),
-				active_n = ActiveN, dynbuf = DynBuf},
+				active_n = ActiveN, dynbuf = DynBuf,
+				listener = listener(Ref)},
 			start_idle_tick(St),
 			loop(wait_for_request(St), <<>>);
 		_ ->
 			%% The peer left before we could look at the socket.
 			Transport:close(Socket),
 			exit(normal)
+	end.
+
+%% Connections started outside a listener (tests) have none.
+listener(Ref) ->
+	try mustang_registry:get_conn_limit(Ref)
+	catch error:badarg -> undefined
 	end.
 
 start_idle_tick(#st{idle_timeout = Timeout}) ->
@@ -230,6 +247,8 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 			idle_tick(St, Buffer);
 		{timeout, Timer, request_timeout} when Timer =:= St#st.req_timer ->
 			request_timeout(St#st{req_timer = undefined}, Buffer);
+		{timeout, Timer, drain_grace} when Timer =:= St#st.drain_timer, St#st.stream =:= undefined ->
+			terminate(St, shutdown);
 		{{Pid, StreamID}, Info} when Pid =:= self(), StreamID =:= St#st.requests ->
 			stream_info(St, Info, Buffer);
 		{'EXIT', Parent, _} ->
@@ -373,7 +392,8 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 			none -> undefined;
 			_ -> mustang_conn_chores:recv_rate_start()
 		end,
-		logger = St#st.logger
+		logger = St#st.logger,
+		listener = St#st.listener
 	},
 	Mode = case St#st.request_process of true -> process; false -> inline end,
 	Req = build_req(St, StreamID, Request, Mode),
@@ -461,6 +481,9 @@ stream_done(St, Stream0 = #stream{child = Child}, Buffer) ->
 			case Stream3 of
 				#stream{keepalive = true, resp = done} when not St#st.stopping ->
 					next_request(St3, Stream3#stream.buffer);
+				#stream{keepalive = true, resp = done} ->
+					%% Stopping, but this response said keep-alive.
+					next_request(drain_grace(St3), Stream3#stream.buffer);
 				_ ->
 					terminate(St3, normal)
 			end
@@ -572,12 +595,22 @@ build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme}
 
 %% Stopping.
 
-stop_requested(St = #st{stream = undefined}, _) ->
-	terminate(St, shutdown);
+%% No request in flight: close, after a short grace for the request the
+%% client may be sending (DRAIN_GRACE); the next request is answered with
+%% `connection: close'.
+stop_requested(St = #st{stream = undefined}, Buffer) ->
+	loop(drain_grace(St#st{stopping = true}), Buffer);
+stop_requested(St = #st{stream = Stream = #stream{resp = none}}, Buffer) ->
+	%% A request is running in its own process: let it finish; its response
+	%% says `connection: close', and stream_done closes the connection.
+	loop(St#st{stopping = true, stream = Stream#stream{keepalive = false}}, Buffer);
 stop_requested(St, Buffer) ->
-	%% A request is running in its own process: let it finish; request_done
-	%% closes the connection because stopping is set.
-	loop(St#st{stopping = true, stream = (St#st.stream)#stream{keepalive = false}}, Buffer).
+	%% Its response started: the connection closes after it, or after the
+	%% grace if it said keep-alive.
+	loop(St#st{stopping = true}, Buffer).
+
+drain_grace(St) ->
+	St#st{drain_timer = erlang:start_timer(?DRAIN_GRACE, self(), drain_grace)}.
 
 supervisor_call(Call, From, #st{child = Child}) ->
 	mustang_conn_chores:supervisor_call(Call, From, [Child || is_pid(Child)], ?MODULE).

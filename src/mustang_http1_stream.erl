@@ -122,9 +122,9 @@ command({switch_protocol, Headers, Module, Args}, Stream = #stream{resp = none})
 		[mustang_http1_resp:status_line('HTTP/1.1', 101),
 			mustang_http1_resp:headers_to_iodata(headers_list(Headers)), <<"\r\n">>]);
 command({response, Status, Headers, Body}, Stream = #stream{resp = none}) ->
-	send_response(Status, Headers, Body, close_if_body_unskippable(Stream));
+	send_response(Status, Headers, Body, close_if_draining(close_if_body_unskippable(Stream)));
 command({headers, Status, Headers}, Stream = #stream{resp = none}) ->
-	send_headers(Status, Headers, close_if_body_unskippable(Stream));
+	send_headers(Status, Headers, close_if_draining(close_if_body_unskippable(Stream)));
 command({data, IsFin, _}, Stream = #stream{head = true, resp = Resp})
 		when Resp =/= none, Resp =/= done ->
 	done_if(IsFin, Stream#stream{sent = ok});
@@ -185,6 +185,18 @@ close_if_body_unskippable(Stream = #stream{expect = true}) ->
 close_if_body_unskippable(Stream = #stream{body = {length, N}, max_skip = Max}) when N > Max ->
 	Stream#stream{keepalive = false};
 close_if_body_unskippable(Stream) ->
+	Stream.
+
+%% The listener drains (mustang:drain/2): the response in flight says
+%% `connection: close' and the connection closes after it. One atomics read
+%% per response, in whichever process runs the request.
+-spec close_if_draining(#stream{}) -> #stream{}.
+close_if_draining(Stream = #stream{keepalive = true, listener = Listener}) when Listener =/= undefined ->
+	case mustang_conn_limit:status(Listener) of
+		draining -> Stream#stream{keepalive = false};
+		_ -> Stream
+	end;
+close_if_draining(Stream) ->
 	Stream.
 
 done_if(fin, Stream) -> Stream#stream{resp = done};

@@ -52,5 +52,7 @@
 	min_rate :: off | {pos_integer(), pos_integer()},
 	rate = undefined :: undefined | mustang_conn_chores:recv_rate(),
 	%% The result of the last socket write.
-	sent = ok :: ok | {error, any()}
+	sent = ok :: ok | {error, any()},
+	%% The listener's status (mustang:drain/2), read when a response starts.
+	listener :: mustang_conn_limit:limit() | undefined
 }).

@@ -153,6 +153,7 @@ defaults() ->
 	-> no_return().
 init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 	process_flag(trap_exit, true),
+	ok = mustang_conns_sup:protocol(Parent, http2),
 	%% Opts0 has the shared options' defaults (mustang_conn, mustang_http1).
 	Opts = maps:merge(?DEFAULTS, Opts0),
 	ActiveN = maps:get(active_n, Opts),

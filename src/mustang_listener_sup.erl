@@ -6,6 +6,7 @@
 -behaviour(supervisor).
 
 -export([start_link/3]).
+-export([acceptors_spec/3]).
 -export([init/1]).
 
 -spec start_link(mustang:ref(), module(), map()) -> {ok, pid()} | {error, any()}.
@@ -23,10 +24,16 @@ init({Ref, Transport, TransOpts = #{num_conns_sups := NumConnsSups, max_connecti
 		type => supervisor,
 		shutdown => infinity
 	} || Id <- lists:seq(1, NumConnsSups)],
-	Acceptors = #{
+	{ok, {#{strategy => rest_for_one, intensity => 1, period => 5},
+		ConnsSups ++ [acceptors_spec(Ref, Transport, TransOpts)]}}.
+
+%% The acceptors and their listen socket: stopped and started again by
+%% mustang:suspend_listener/1 and resume_listener/1.
+-spec acceptors_spec(mustang:ref(), module(), map()) -> supervisor:child_spec().
+acceptors_spec(Ref, Transport, TransOpts) ->
+	#{
 		id => mustang_acceptors_sup,
 		start => {mustang_acceptors_sup, start_link, [Ref, Transport, TransOpts]},
 		type => supervisor,
 		shutdown => infinity
-	},
-	{ok, {#{strategy => rest_for_one, intensity => 1, period => 5}, ConnsSups ++ [Acceptors]}}.
+	}.

@@ -6,11 +6,15 @@
 -behaviour(gen_server).
 
 -export([start_link/0]).
--export([set_listener/3]).
+-export([set_listener/4]).
 -export([delete_listener/1]).
 -export([get_protocol_opts/1]).
 -export([set_protocol_opts/2]).
 -export([get_transport_opts/1]).
+-export([set_transport_opts/2]).
+-export([get_transport/1]).
+-export([set_given_transport_opts/2]).
+-export([get_given_transport_opts/1]).
 -export([set_port/2]).
 -export([get_port/1]).
 -export([set_conns_sup/3]).
@@ -28,9 +32,10 @@
 start_link() ->
 	gen_server:start_link({local, ?MODULE}, ?MODULE, [], []).
 
--spec set_listener(mustang:ref(), map(), map()) -> ok.
-set_listener(Ref, TransOpts, ProtoOpts) ->
-	true = ets:insert(?TAB, [{{trans_opts, Ref}, TransOpts}, {{proto_opts, Ref}, ProtoOpts}]),
+-spec set_listener(mustang:ref(), module(), map(), map()) -> ok.
+set_listener(Ref, Transport, TransOpts, ProtoOpts) ->
+	true = ets:insert(?TAB, [{{transport, Ref}, Transport}, {{trans_opts, Ref}, TransOpts},
+		{{proto_opts, Ref}, ProtoOpts}]),
 	ok.
 
 -spec delete_listener(mustang:ref()) -> ok.
@@ -51,6 +56,25 @@ set_protocol_opts(Ref, Opts) ->
 -spec get_transport_opts(mustang:ref()) -> map().
 get_transport_opts(Ref) ->
 	ets:lookup_element(?TAB, {trans_opts, Ref}, 2).
+
+-spec set_transport_opts(mustang:ref(), map()) -> ok.
+set_transport_opts(Ref, TransOpts) ->
+	true = ets:insert(?TAB, {{trans_opts, Ref}, TransOpts}),
+	ok.
+
+%% The transport options as the user gave them (mustang:get_transport_options/1).
+-spec set_given_transport_opts(mustang:ref(), map()) -> ok.
+set_given_transport_opts(Ref, TransOpts) ->
+	true = ets:insert(?TAB, {{given_trans_opts, Ref}, TransOpts}),
+	ok.
+
+-spec get_given_transport_opts(mustang:ref()) -> map().
+get_given_transport_opts(Ref) ->
+	ets:lookup_element(?TAB, {given_trans_opts, Ref}, 2).
+
+-spec get_transport(mustang:ref()) -> module().
+get_transport(Ref) ->
+	ets:lookup_element(?TAB, {transport, Ref}, 2).
 
 -spec set_port(mustang:ref(), inet:port_number()) -> ok.
 set_port(Ref, Port) ->

@@ -253,6 +253,7 @@ stream_call(ConnPid, StreamID, Info) ->
 	mustang_dynbuf:dynbuf() | undefined, tuple()) -> no_return().
 takeover(Parent, Ref, Transport, Socket, ProtoOpts, Buffer, DynBuf,
 		{Handler, HState, Req, Opts, Deflate}) ->
+	ok = mustang_conns_sup:protocol(Parent, websocket),
 	St0 = init_state(Handler, HState, Req, Opts, Deflate),
 	St = St0#ws{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
 		messages = Transport:messages(), dynbuf = DynBuf,
