@@ -1,0 +1,206 @@
+%% Graceful drain (mustang:drain/2, stop_listener/1): under a steady mixed
+%% load of real clients (wrk over HTTP/1.1 keep-alive, h2load over h2c,
+%% Python websockets clients), no request fails; and the steps one by one:
+%% HTTP/1.1 responses in flight say connection: close, idle connections
+%% close, HTTP/2 sends the two-step GOAWAY of RFC 9113 6.8, Websocket
+%% sessions close with 1001, new connections are refused, and the timeout
+%% stops what is left.
+%%
+%% Groups: inline and process (the HTTP/1.1 request_process option).
+-module(drain_SUITE).
+-compile([export_all, nowarn_export_all]).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-import(mustang_test, [python/0, require_python/2, tool/3, start_program/5, kill_os_pid/1]).
+
+all() ->
+	[{group, inline}, {group, process}].
+
+groups() ->
+	Load = [drain_under_load, stop_listener_under_load],
+	[{inline, [], Load}, {process, [], Load},
+		{steps, [], [inflight_gets_connection_close, idle_keepalive_closes,
+			new_connections_refused, h2_two_step_goaway, websocket_closed_1001,
+			timeout_stops_the_rest, drained_listener_resumes]}].
+
+init_per_suite(Config) ->
+	{ok, _} = application:ensure_all_started(mustang),
+	Config.
+
+end_per_suite(_) ->
+	ok.
+
+init_per_group(inline, Config) ->
+	[{request_process, false} | Config];
+init_per_group(process, Config) ->
+	[{request_process, true} | Config];
+init_per_group(_, Config) ->
+	[{request_process, false} | Config].
+
+end_per_group(_, _) ->
+	ok.
+
+init_per_testcase(Case, Config) ->
+	[{ref, {?MODULE, Case, ?config(request_process, Config)}} | Config].
+
+end_per_testcase(_, Config) ->
+	_ = mustang:stop_listener(?config(ref, Config)),
+	ok.
+
+start(Config, Delay) ->
+	Counters = counters:new(2, []),
+	Dispatch = mustang_router:compile([{'_', [
+		{"/", hello_h, []},
+		{"/slow", drain_slow_h, #{delay => Delay, counters => Counters}},
+		{"/ws", ws_echo_h, #{}}
+	]}]),
+	{ok, _} = mustang:start_clear(?config(ref, Config), #{port => 0, num_acceptors => 4},
+		#{env => #{dispatch => Dispatch}, request_process => ?config(request_process, Config),
+			enable_connect_protocol => true}),
+	{mustang:get_port(?config(ref, Config)), Counters}.
+
+%% Under load.
+
+drain_under_load(Config) ->
+	Ref = ?config(ref, Config),
+	under_load(Config, fun() -> mustang:drain(Ref, 15000) end).
+
+stop_listener_under_load(Config) ->
+	Ref = ?config(ref, Config),
+	under_load(Config, fun() -> mustang:stop_listener(Ref) end).
+
+under_load(Config, Stop) ->
+	Python = require_python(python(), ["websockets"]),
+	Wrk = tool("wrk", "MUSTANG_WRK", []),
+	H2load = tool("h2load", "MUSTANG_H2LOAD", []),
+	{Port, Counters} = start(Config, 50),
+	Url = "http://127.0.0.1:" ++ integer_to_list(Port),
+	NumWs = 10,
+	{WsPort, WsPid, _} = start_program(Python, [data(Config, "ws_clients.py"),
+		"ws://127.0.0.1:" ++ integer_to_list(Port) ++ "/ws", integer_to_list(NumWs)],
+		[], "^ready", 30000),
+	WrkPort = open_program(Wrk, ["-t1", "-c8", "-d60s", "-s", data(Config, "mixed.lua"), Url ++ "/"]),
+	H2Port = open_program(H2load, ["-n", "2000000", "-c", "4", "-m", "4",
+		Url ++ "/", Url ++ "/slow"]),
+	%% h2load --h1 counts the requests it started and those that succeeded:
+	%% the exact account over HTTP/1.1 that wrk's summary does not give.
+	H1Port = open_program(H2load, ["--h1", "-n", "2000000", "-c", "4",
+		Url ++ "/", Url ++ "/slow"]),
+	%% Steady load for a while.
+	timer:sleep(2000),
+	InFlight = counters:get(Counters, 1),
+	DoneBefore = counters:get(Counters, 2),
+	T0 = erlang:monotonic_time(millisecond),
+	ok = Stop(),
+	Took = erlang:monotonic_time(millisecond) - T0,
+	InFlightAfter = counters:get(Counters, 1),
+	Refused = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}], 5000),
+	timer:sleep(200),
+	{os_pid, WrkPid} = erlang:port_info(WrkPort, os_pid),
+	_ = os:cmd("kill -INT " ++ integer_to_list(WrkPid)),
+	WrkOut = collect(WrkPort, 30000),
+	H2Out = collect(H2Port, 60000),
+	H1Out = collect(H1Port, 60000),
+	WsOut = collect(WsPort, 30000),
+	kill_os_pid(WsPid),
+	Wrk1 = parse_wrk(WrkOut),
+	H21 = parse_h2load(H2Out),
+	H11 = parse_h2load(H1Out),
+	WsCodes = [Code || <<"close ", Rest/binary>> <- binary:split(WsOut, <<"\n">>, [global]),
+		[Code, _] <- [binary:split(Rest, <<" ">>)]],
+	ct:pal("drain: ~b ms; slow requests in flight at the start: ~b (~b done before); "
+		"in flight at the return: ~b~n"
+		"wrk (HTTP/1.1): ~b completed, ~b non-2xx, ~b read errors, ~b timeouts, ~b responses "
+		"with connection: close; ~b write errors + ~b connect errors (wrk counts a "
+		"reconnection refused after the drain as a write error)~n"
+		"h2load --h1 (HTTP/1.1): ~b completed, ~b failed among those started (~b started), "
+		"~b non-2xx, ~b never started (refused after the drain)~n"
+		"h2load (h2c): ~b completed, ~b failed among those started (~b started), "
+		"~b non-2xx, ~b never started (refused after the drain)~n"
+		"websocket: close codes ~p~n"
+		"new connection after the drain: ~p",
+		[Took, InFlight, DoneBefore, InFlightAfter,
+			maps:get(requests, Wrk1), maps:get(non2xx, Wrk1), maps:get(read, Wrk1),
+			maps:get(timeout, Wrk1), maps:get(closes, Wrk1), maps:get(write, Wrk1),
+			maps:get(connect, Wrk1),
+			maps:get(succeeded, H11), maps:get(started, H11) - maps:get(succeeded, H11),
+			maps:get(started, H11), maps:get(non2xx, H11),
+			maps:get(total, H11) - maps:get(started, H11),
+			maps:get(succeeded, H21), maps:get(started, H21) - maps:get(succeeded, H21),
+			maps:get(started, H21), maps:get(non2xx, H21),
+			maps:get(total, H21) - maps:get(started, H21), WsCodes, Refused]),
+	%% The load was there, and reached the slow route.
+	?assert(maps:get(requests, Wrk1) > 0),
+	?assert(maps:get(succeeded, H21) > 0),
+	?assert(InFlight > 0),
+	%% Zero failed requests.
+	?assertEqual({0, 0, 0}, {maps:get(non2xx, Wrk1), maps:get(read, Wrk1),
+		maps:get(timeout, Wrk1)}),
+	%% Each of wrk's 8 connections was told to close: none was closed under
+	%% a request (which wrk would count as a read error).
+	?assert(maps:get(closes, Wrk1) >= 8),
+	_ = [begin
+		?assert(maps:get(succeeded, H) > 0),
+		?assertEqual(maps:get(started, H), maps:get(succeeded, H)),
+		?assertEqual(0, maps:get(non2xx, H))
+	end || H <- [H11, H21]],
+	?assertEqual(lists:duplicate(NumWs, <<"1001">>), WsCodes),
+	%% The drain returned once the last request ended, before its timeout.
+	?assertEqual(0, InFlightAfter),
+	?assert(Took < 15000),
+	{error, econnrefused} = Refused,
+	ok.
+
+data(Config, File) ->
+	filename:join(?config(data_dir, Config), File).
+
+open_program(Exe, Args) ->
+	open_port({spawn_executable, Exe}, [{args, Args}, binary, exit_status, stderr_to_stdout,
+		use_stdio, hide]).
+
+%% A program's output until it exits ({line, _} ports included).
+collect(Port, Timeout) ->
+	Deadline = erlang:monotonic_time(millisecond) + Timeout,
+	collect(Port, Deadline, []).
+
+collect(Port, Deadline, Acc) ->
+	receive
+		{Port, {data, {eol, Line}}} -> collect(Port, Deadline, [[Line, $\n] | Acc]);
+		{Port, {data, {noeol, Line}}} -> collect(Port, Deadline, [Line | Acc]);
+		{Port, {data, Data}} -> collect(Port, Deadline, [Data | Acc]);
+		{Port, {exit_status, _}} -> iolist_to_binary(lists:reverse(Acc))
+	after max(0, Deadline - erlang:monotonic_time(millisecond)) ->
+		Out = iolist_to_binary(lists:reverse(Acc)),
+		mustang_test:kill_port(Port),
+		ct:fail("program still running; output so far:~n~ts", [Out])
+	end.
+
+parse_wrk(Out) ->
+	ct:log("wrk:~n~ts", [Out]),
+	{match, [Requests]} = re:run(Out, "(\\d+) requests in", [{capture, all_but_first, binary}]),
+	Errors = case re:run(Out, "Socket errors: connect (\\d+), read (\\d+), write (\\d+), timeout (\\d+)",
+			[{capture, all_but_first, binary}]) of
+		{match, E} -> [binary_to_integer(X) || X <- E];
+		nomatch -> [0, 0, 0, 0]
+	end,
+	Non2xx = case re:run(Out, "Non-2xx or 3xx responses: (\\d+)", [{capture, all_but_first, binary}]) of
+		{match, [N]} -> binary_to_integer(N);
+		nomatch -> 0
+	end,
+	Counts = maps:from_list(lists:zip([connect, read, write, timeout], Errors)),
+	{match, [Closes]} = re:run(Out, "closes (\\d+)", [{capture, all_but_first, binary}]),
+	Counts#{requests => binary_to_integer(Requests), non2xx => Non2xx,
+		closes => binary_to_integer(Closes)}.
+
+parse_h2load(Out) ->
+	ct:log("h2load:~n~ts", [Out]),
+	{match, R} = re:run(Out, "requests: (\\d+) total, (\\d+) started, (\\d+) done, (\\d+) succeeded, "
+		"(\\d+) failed, (\\d+) errored", [{capture, all_but_first, binary}]),
+	{match, S} = re:run(Out, "status codes: (\\d+) 2xx, (\\d+) 3xx, (\\d+) 4xx, (\\d+) 5xx",
+		[{capture, all_but_first, binary}]),
+	[Total, Started, Done, Succeeded, Failed, Errored] = [binary_to_integer(X) || X <- R],
+	[_, S3, S4, S5] = [binary_to_integer(X) || X <- S],
+	#{total => Total, started => Started, done => Done, succeeded => Succeeded,
+		failed => Failed, errored => Errored, non2xx => S3 + S4 + S5}.
