@@ -16,14 +16,16 @@
 -import(mustang_test, [python/0, require_python/2, tool/3, start_program/5, kill_os_pid/1]).
 
 all() ->
-	[{group, inline}, {group, process}].
+	[{group, inline}, {group, process}, {group, steps}].
 
+%% The two-step GOAWAY is checked with python-h2 by
+%% http2_SUITE:goaway_on_stop (stop_listener/1 drains).
 groups() ->
-	Load = [drain_under_load, stop_listener_under_load],
-	[{inline, [], Load}, {process, [], Load},
-		{steps, [], [inflight_gets_connection_close, idle_keepalive_closes,
-			new_connections_refused, h2_two_step_goaway, websocket_closed_1001,
-			timeout_stops_the_rest, drained_listener_resumes]}].
+	Modes = [drain_under_load, stop_listener_under_load, inflight_gets_connection_close,
+		keepalive_request_in_grace, idle_keepalive_closes],
+	[{inline, [], Modes}, {process, [], Modes},
+		{steps, [], [new_connections_refused, websocket_closed_1001, timeout_stops_the_rest,
+			drained_listener_resumes, drain_unknown_listener]}].
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
@@ -204,3 +206,156 @@ parse_h2load(Out) ->
 	[_, S3, S4, S5] = [binary_to_integer(X) || X <- S],
 	#{total => Total, started => Started, done => Done, succeeded => Succeeded,
 		failed => Failed, errored => Errored, non2xx => S3 + S4 + S5}.
+
+%% One step at a time.
+
+raw_get(Port, Path) ->
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, ["GET ", Path, " HTTP/1.1\r\nhost: localhost\r\n\r\n"]),
+	S.
+
+%% Status line and head of one response, as one binary, and its body.
+response(S) ->
+	#{raw := Raw, body := Body} = mustang_test:recv_response(S),
+	[Head | _] = binary:split(Raw, <<"\r\n\r\n">>),
+	{Head, Body}.
+
+has_close(Head) ->
+	binary:match(string:lowercase(Head), <<"\r\nconnection: close">>) =/= nomatch.
+
+async_drain(Ref, Timeout) ->
+	Self = self(),
+	spawn_link(fun() ->
+		T0 = erlang:monotonic_time(millisecond),
+		Res = mustang:drain(Ref, Timeout),
+		Self ! {drained, Res, erlang:monotonic_time(millisecond) - T0}
+	end).
+
+drained() ->
+	receive {drained, Res, Took} -> {Res, Took}
+	after 20000 -> ct:fail("drain/2 did not return")
+	end.
+
+inflight_gets_connection_close(Config) ->
+	{Port, Counters} = start(Config, 500),
+	S = raw_get(Port, "/slow"),
+	wait_inflight(Counters, 1),
+	async_drain(?config(ref, Config), 10000),
+	{Head, Body} = response(S),
+	?assertMatch(<<"HTTP/1.1 200", _/binary>>, Head),
+	?assertEqual(<<"slow">>, Body),
+	?assert(has_close(Head)),
+	{error, closed} = gen_tcp:recv(S, 0, 5000),
+	{ok, Took} = drained(),
+	?assert(Took < 10000),
+	?assertEqual(0, mustang:active_connections(?config(ref, Config))).
+
+%% A keep-alive client may send its next request just as the drain starts:
+%% it is answered, with connection: close.
+keepalive_request_in_grace(Config) ->
+	{Port, _} = start(Config, 0),
+	S = raw_get(Port, "/"),
+	{Head1, _} = response(S),
+	?assertNot(has_close(Head1)),
+	async_drain(?config(ref, Config), 10000),
+	timer:sleep(50),
+	ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: localhost\r\n\r\n"),
+	{Head2, <<"Hello world!">>} = response(S),
+	?assert(has_close(Head2)),
+	{error, closed} = gen_tcp:recv(S, 0, 5000),
+	{ok, _} = drained().
+
+%% A keep-alive connection that sends nothing closes after the short grace
+%% (250 ms), not at the timeout.
+idle_keepalive_closes(Config) ->
+	{Port, _} = start(Config, 0),
+	S = raw_get(Port, "/"),
+	{_, <<"Hello world!">>} = response(S),
+	async_drain(?config(ref, Config), 10000),
+	{error, closed} = gen_tcp:recv(S, 0, 5000),
+	{ok, Took} = drained(),
+	ct:pal("idle keep-alive connection: drain took ~b ms", [Took]),
+	?assert(Took >= 200),
+	?assert(Took < 5000).
+
+new_connections_refused(Config) ->
+	Ref = ?config(ref, Config),
+	{Port, Counters} = start(Config, 1000),
+	S = raw_get(Port, "/slow"),
+	wait_inflight(Counters, 1),
+	running = mustang:get_status(Ref),
+	async_drain(Ref, 10000),
+	wait_status(Ref, draining),
+	%% While a request is still in flight, the port refuses connections.
+	1 = counters:get(Counters, 1),
+	{error, econnrefused} = gen_tcp:connect("127.0.0.1", Port, [binary], 5000),
+	#{status := draining, active_connections := 1} = mustang:info(Ref),
+	{_, <<"slow">>} = response(S),
+	{ok, _} = drained(),
+	#{status := draining, active_connections := 0} = mustang:info(Ref).
+
+websocket_closed_1001(Config) ->
+	Ref = ?config(ref, Config),
+	{Port, _} = start(Config, 0),
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(S, ["GET /ws HTTP/1.1\r\nhost: localhost\r\nconnection: upgrade\r\n"
+		"upgrade: websocket\r\nsec-websocket-version: 13\r\n"
+		"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"]),
+	{ok, <<"HTTP/1.1 101", _/binary>> = Handshake} = gen_tcp:recv(S, 0, 5000),
+	?assertNotEqual(nomatch, binary:match(Handshake, <<"\r\n\r\n">>)),
+	#{connections := #{websocket := 1}} = mustang:info(Ref),
+	async_drain(Ref, 10000),
+	%% A close frame, unmasked, with code 1001.
+	{ok, <<1:1, 0:3, 8:4, 0:1, 2:7, 1001:16>>} = gen_tcp:recv(S, 4, 5000),
+	%% The client answers; the server closes.
+	ok = gen_tcp:send(S, <<1:1, 0:3, 8:4, 1:1, 2:7, 0:32, 1001:16>>),
+	{error, closed} = gen_tcp:recv(S, 0, 5000),
+	{ok, _} = drained().
+
+%% Requests still running at the timeout are stopped: drain/2 returns then.
+timeout_stops_the_rest(Config) ->
+	Ref = ?config(ref, Config),
+	{Port, Counters} = start(Config, 20000),
+	S = raw_get(Port, "/slow"),
+	wait_inflight(Counters, 1),
+	async_drain(Ref, 300),
+	{ok, Took} = drained(),
+	ct:pal("drain with a request longer than its 300 ms timeout took ~b ms", [Took]),
+	?assert(Took >= 250),
+	?assert(Took < 5000),
+	{error, closed} = gen_tcp:recv(S, 0, 5000),
+	0 = mustang:active_connections(Ref).
+
+drained_listener_resumes(Config) ->
+	Ref = ?config(ref, Config),
+	{Port, _} = start(Config, 0),
+	ok = mustang:drain(Ref, 1000),
+	{error, econnrefused} = gen_tcp:connect("127.0.0.1", Port, [binary], 5000),
+	ok = mustang:resume_listener(Ref),
+	running = mustang:get_status(Ref),
+	%% Same port (it was chosen by the system: port 0).
+	Port = mustang:get_port(Ref),
+	S = raw_get(Port, "/"),
+	{Head, <<"Hello world!">>} = response(S),
+	?assertNot(has_close(Head)).
+
+drain_unknown_listener(_) ->
+	{error, not_found} = mustang:drain({?MODULE, no_such_listener}, 1000),
+	{error, not_found} = mustang:stop_listener({?MODULE, no_such_listener}).
+
+wait_inflight(Counters, N) ->
+	wait_until(fun() -> counters:get(Counters, 1) >= N end).
+
+wait_status(Ref, Status) ->
+	wait_until(fun() -> mustang:get_status(Ref) =:= Status end).
+
+wait_until(Fun) ->
+	wait_until(Fun, 500).
+
+wait_until(Fun, 0) ->
+	ct:fail("condition not met: ~p", [Fun]);
+wait_until(Fun, N) ->
+	case Fun() of
+		true -> ok;
+		false -> timer:sleep(10), wait_until(Fun, N - 1)
+	end.
