@@ -313,7 +313,9 @@ set_transport_options(Ref, TransOpts0) ->
 				_ ->
 					Transport = mustang_registry:get_transport(Ref),
 					Old = mustang_registry:get_transport_opts(Ref),
-					case validate(Transport, TransOpts0, get_protocol_options(Ref)) of
+					%% Left out, it stays (rather than following num_acceptors).
+					TransOpts1 = maps:merge(maps:with([num_conns_sups], Old), TransOpts0),
+					case validate(Transport, TransOpts1, get_protocol_options(Ref)) of
 						{ok, #{num_conns_sups := N}} when N =/= map_get(num_conns_sups, Old) ->
 							{error, {cannot_change, [num_conns_sups]}};
 						{ok, TransOpts = #{max_connections := Max}} ->

@@ -16,7 +16,7 @@
 -import(mustang_test, [python/0, require_python/2, tool/3, start_program/5, kill_os_pid/1]).
 
 all() ->
-	[{group, inline}, {group, process}, {group, steps}].
+	[{group, inline}, {group, process}, {group, steps}, {group, control}].
 
 %% The two-step GOAWAY is checked with python-h2 by
 %% http2_SUITE:goaway_on_stop (stop_listener/1 drains).
@@ -25,7 +25,9 @@ groups() ->
 		keepalive_request_in_grace, idle_keepalive_closes],
 	[{inline, [], Modes}, {process, [], Modes},
 		{steps, [], [new_connections_refused, websocket_closed_1001, timeout_stops_the_rest,
-			drained_listener_resumes, drain_unknown_listener]}].
+			drained_listener_resumes, drain_unknown_listener]},
+		{control, [], [suspend_resume, set_transport_options_when_suspended,
+			set_transport_options_refused, set_max_connections_at_run_time, info_counts]}].
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
@@ -52,13 +54,17 @@ end_per_testcase(_, Config) ->
 	ok.
 
 start(Config, Delay) ->
+	start(Config, Delay, #{}).
+
+start(Config, Delay, TransOpts) ->
 	Counters = counters:new(2, []),
 	Dispatch = mustang_router:compile([{'_', [
 		{"/", hello_h, []},
 		{"/slow", drain_slow_h, #{delay => Delay, counters => Counters}},
 		{"/ws", ws_echo_h, #{}}
 	]}]),
-	{ok, _} = mustang:start_clear(?config(ref, Config), #{port => 0, num_acceptors => 4},
+	{ok, _} = mustang:start_clear(?config(ref, Config),
+		maps:merge(#{port => 0, num_acceptors => 4}, TransOpts),
 		#{env => #{dispatch => Dispatch}, request_process => ?config(request_process, Config),
 			enable_connect_protocol => true}),
 	{mustang:get_port(?config(ref, Config)), Counters}.
@@ -359,3 +365,125 @@ wait_until(Fun, N) ->
 		true -> ok;
 		false -> timer:sleep(10), wait_until(Fun, N - 1)
 	end.
+
+%% Run-time control, as Ranch's functions of the same names.
+
+suspend_resume(Config) ->
+	Ref = ?config(ref, Config),
+	{Port, _} = start(Config, 0),
+	S = raw_get(Port, "/"),
+	{_, <<"Hello world!">>} = response(S),
+	ok = mustang:suspend_listener(Ref),
+	ok = mustang:suspend_listener(Ref),
+	suspended = mustang:get_status(Ref),
+	{error, econnrefused} = gen_tcp:connect("127.0.0.1", Port, [binary], 5000),
+	%% The connection open goes on, with keep-alive.
+	ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: localhost\r\n\r\n"),
+	{Head, <<"Hello world!">>} = response(S),
+	?assertNot(has_close(Head)),
+	1 = mustang:active_connections(Ref),
+	ok = mustang:resume_listener(Ref),
+	ok = mustang:resume_listener(Ref),
+	running = mustang:get_status(Ref),
+	Port = mustang:get_port(Ref),
+	S2 = raw_get(Port, "/"),
+	{_, <<"Hello world!">>} = response(S2),
+	2 = mustang:active_connections(Ref),
+	{error, not_found} = mustang:suspend_listener({?MODULE, none}),
+	{error, not_found} = mustang:resume_listener({?MODULE, none}).
+
+set_transport_options_refused(Config) ->
+	Ref = ?config(ref, Config),
+	_ = start(Config, 0),
+	{error, running} = mustang:set_transport_options(Ref, #{port => 0}),
+	ok = mustang:suspend_listener(Ref),
+	{error, {cannot_change, [num_conns_sups]}} =
+		mustang:set_transport_options(Ref, #{num_conns_sups => 7}),
+	{error, {invalid_transport_options, [max_connections]}} =
+		mustang:set_transport_options(Ref, #{max_connections => -1}),
+	{error, {unknown_transport_options, [bogus]}} =
+		mustang:set_transport_options(Ref, #{bogus => 1}),
+	{error, not_found} = mustang:set_transport_options({?MODULE, none}, #{}),
+	%% Nothing changed.
+	#{port := 0, num_acceptors := 4} = mustang:get_transport_options(Ref).
+
+%% New options apply when the listener resumes: here another port and
+%% max_connections 1.
+set_transport_options_when_suspended(Config) ->
+	Ref = ?config(ref, Config),
+	{Port, _} = start(Config, 0),
+	ok = mustang:suspend_listener(Ref),
+	%% A free port: bind one, close it, ask for it.
+	{ok, L} = gen_tcp:listen(0, []),
+	{ok, NewPort} = inet:port(L),
+	ok = gen_tcp:close(L),
+	ok = mustang:set_transport_options(Ref, #{port => NewPort, num_acceptors => 2,
+		max_connections => 1}),
+	#{port := NewPort, num_acceptors := 2, max_connections := 1} = mustang:get_transport_options(Ref),
+	1 = mustang:get_max_connections(Ref),
+	{error, econnrefused} = gen_tcp:connect("127.0.0.1", Port, [binary], 5000),
+	ok = mustang:resume_listener(Ref),
+	NewPort = mustang:get_port(Ref),
+	{error, econnrefused} = gen_tcp:connect("127.0.0.1", Port, [binary], 5000),
+	S1 = raw_get(NewPort, "/"),
+	{_, <<"Hello world!">>} = response(S1),
+	%% max_connections 1: a second client waits until the first leaves.
+	S2 = raw_get(NewPort, "/"),
+	{error, timeout} = gen_tcp:recv(S2, 0, 300),
+	ok = gen_tcp:close(S1),
+	{_, <<"Hello world!">>} = response(S2).
+
+%% One acceptor: each acceptor holds a place under the limit while it waits
+%% in accept, so a limit lowered at run time can be passed by up to
+%% num_acceptors connections.
+set_max_connections_at_run_time(Config) ->
+	Ref = ?config(ref, Config),
+	{Port, _} = start(Config, 0, #{num_acceptors => 1}),
+	16384 = mustang:get_max_connections(Ref),
+	ok = mustang:set_max_connections(Ref, 1),
+	1 = mustang:get_max_connections(Ref),
+	S1 = raw_get(Port, "/"),
+	{_, <<"Hello world!">>} = response(S1),
+	S2 = raw_get(Port, "/"),
+	{error, timeout} = gen_tcp:recv(S2, 0, 300),
+	1 = mustang:active_connections(Ref),
+	%% Raised: the waiting client is served at once.
+	ok = mustang:set_max_connections(Ref, 2),
+	{_, <<"Hello world!">>} = response(S2),
+	2 = mustang:active_connections(Ref),
+	%% Lowered below the connections open: they stay, new ones wait.
+	ok = mustang:set_max_connections(Ref, 1),
+	ok = gen_tcp:send(S1, "GET / HTTP/1.1\r\nhost: localhost\r\n\r\n"),
+	{_, <<"Hello world!">>} = response(S1),
+	S3 = raw_get(Port, "/"),
+	{error, timeout} = gen_tcp:recv(S3, 0, 300),
+	ok = mustang:set_max_connections(Ref, infinity),
+	infinity = mustang:get_max_connections(Ref),
+	{_, <<"Hello world!">>} = response(S3),
+	#{max_connections := infinity} = mustang:info(Ref).
+
+info_counts(Config) ->
+	Ref = ?config(ref, Config),
+	{Port, _} = start(Config, 0),
+	#{port := Port, status := running, transport := mustang_tcp, max_connections := 16384,
+		active_connections := 0, connections := #{http := 0, http2 := 0, websocket := 0}}
+		= mustang:info(Ref),
+	S = raw_get(Port, "/"),
+	{_, <<"Hello world!">>} = response(S),
+	{ok, H2} = mustang_h2_client:connect(tcp, "127.0.0.1", Port, #{}),
+	{ok, StreamID} = mustang_h2_client:request(H2, <<"GET">>, "/", [], none),
+	{ok, _} = mustang_h2_client:await(H2, StreamID, 5000),
+	{ok, Ws} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}]),
+	ok = gen_tcp:send(Ws, ["GET /ws HTTP/1.1\r\nhost: localhost\r\nconnection: upgrade\r\n"
+		"upgrade: websocket\r\nsec-websocket-version: 13\r\n"
+		"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"]),
+	{ok, <<"HTTP/1.1 101", _/binary>>} = gen_tcp:recv(Ws, 0, 5000),
+	wait_until(fun() ->
+		maps:get(connections, mustang:info(Ref)) =:= #{http => 1, http2 => 1, websocket => 1}
+	end),
+	#{active_connections := 3} = mustang:info(Ref),
+	ok = gen_tcp:close(Ws),
+	ok = mustang_h2_client:close(H2),
+	wait_until(fun() ->
+		maps:get(connections, mustang:info(Ref)) =:= #{http => 1, http2 => 0, websocket => 0}
+	end).
