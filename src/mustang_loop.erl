@@ -36,6 +36,10 @@
 -export([upgrade/5]).
 -export([resume/6]).
 
+-export([system_continue/3]).
+-export([system_terminate/4]).
+-export([system_code_change/4]).
+
 -callback init(Req, any()) -> {ok | module(), Req, any()} | {module(), Req, any(), any()}
 	when Req :: mustang_req:req().
 -callback info(any(), Req, State)
@@ -107,7 +111,11 @@ wait(Req, Env, Loop, State, Timer) ->
 			call(Req2, Env, Loop, State, Message);
 		{shutdown, Reason, Req2} ->
 			cancel_timer(Timer),
-			shutdown(Req2, Env, Loop, State, Reason)
+			shutdown(Req2, Env, Loop, State, Reason);
+		{system, From, Request, Req2 = #{pid := Conn}} ->
+			%% A request process answers sys (get_state, suspend, code
+			%% change...); its parent is the connection.
+			sys:handle_system_msg(Request, From, Conn, ?MODULE, [], {Req2, Env, Loop, State, Timer})
 	end.
 
 %% Inline: the stream sorts the connection's messages out (socket data,
@@ -128,6 +136,8 @@ receive_message(Req = #{pid := Conn}, Loop = {_, Trap, _}) ->
 			receive_message(Req, Loop);
 		{'EXIT', _, Reason} when not Trap ->
 			exit(Reason);
+		{system, From, Request} ->
+			{system, From, Request, Req};
 		Message ->
 			{message, Message, Req}
 	end.
@@ -157,6 +167,23 @@ done(Req, Env, {Handler, Trap, _}, State, Reason) ->
 shutdown(Req, _, {Handler, _, _}, State, Reason) ->
 	_ = mustang_handler:terminate(Reason, Req, State, Handler),
 	exit(shutdown_reason(Reason)).
+
+%% sys callbacks (request processes). The state is {Req, Env, Loop,
+%% HandlerState, Timer}; sys:terminate/2 ends the loop as a connection stop
+%% does: terminate/3 gets the reason, the process exits with {shutdown, Reason}.
+
+-spec system_continue(pid(), [sys:debug_option()], tuple()) -> result().
+system_continue(_, _, {Req, Env, Loop, State, Timer}) ->
+	wait(Req, Env, Loop, State, Timer).
+
+-spec system_terminate(any(), pid(), [sys:debug_option()], tuple()) -> no_return().
+system_terminate(Reason, _, _, {Req, Env, Loop, State, Timer}) ->
+	cancel_timer(Timer),
+	shutdown(Req, Env, Loop, State, Reason).
+
+-spec system_code_change(Misc, module(), any(), any()) -> {ok, Misc} when Misc :: tuple().
+system_code_change(Misc, _, _, _) ->
+	{ok, Misc}.
 
 shutdown_reason(Reason = {shutdown, _}) -> Reason;
 shutdown_reason(Reason) -> {shutdown, Reason}.

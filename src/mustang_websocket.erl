@@ -327,8 +327,14 @@ loop(St = #ws{socket = Socket, messages = Messages, stream = Stream, parent = Pa
 			%% The listener stops: say so to the client (1001, going away).
 			close(send_frames(St#ws{out = [mustang_ws_frame:frame({close, 1001, <<>>})]}),
 				{shutdown, Reason});
-		{system, From, Request} when Parent =/= undefined ->
-			sys:handle_system_msg(Request, From, Parent, ?MODULE, [], St);
+		{system, From, Request} ->
+			%% Over HTTP/2 the process is a request process: its parent is
+			%% the connection.
+			SysParent = case Stream of
+				{ConnPid, _} -> ConnPid;
+				_ -> Parent
+			end,
+			sys:handle_system_msg(Request, From, SysParent, ?MODULE, [], St);
 		Msg ->
 			after_call(handler_call(St, websocket_info, Msg))
 	end.

@@ -356,15 +356,7 @@ wait_status(Ref, Status) ->
 	wait_until(fun() -> mustang:get_status(Ref) =:= Status end).
 
 wait_until(Fun) ->
-	wait_until(Fun, 500).
-
-wait_until(Fun, 0) ->
-	ct:fail("condition not met: ~p", [Fun]);
-wait_until(Fun, N) ->
-	case Fun() of
-		true -> ok;
-		false -> timer:sleep(10), wait_until(Fun, N - 1)
-	end.
+	ok = mustang_test:wait_until(Fun, 5000).
 
 %% Run-time control, as Ranch's functions of the same names.
 
