@@ -191,8 +191,9 @@ has_certificate(SocketOpts) ->
 	lists:any(fun(Key) -> lists:keymember(Key, 1, SocketOpts) end,
 		[certfile, cert, certs_keys, sni_fun, sni_hosts]).
 
-%% Graceful stop: drain/2 with the `shutdown` transport option as its
-%% timeout, then the listener's processes go.
+%% Graceful stop: stop accepting and let the requests in flight finish
+%% (drain/2, with the `shutdown` transport option as its timeout), then the
+%% listener's processes go.
 -spec stop_listener(ref()) -> ok | {error, not_found}.
 stop_listener(Ref) ->
 	Id = {mustang_listener_sup, Ref},
