@@ -756,13 +756,16 @@ stream_exit(St = #st{pids = Pids, streams = Streams}, Pid, Reason) ->
 	end.
 
 %% Shutdown: the two-step GOAWAY of RFC 9113 6.8 (see the machine). A client
-%% that does not answer the PING gets the final GOAWAY after a second.
+%% that does not answer the PING gets the final GOAWAY after a second. The
+%% stream handlers get the info going_away (mustang_stream_h tells a
+%% Websocket session, which closes with 1001).
 
 start_shutdown(St = #st{m = M}) ->
 	case mustang_http2_machine:start_shutdown(M) of
 		{true, M2} ->
 			_ = erlang:send_after(1000, self(), {?MODULE, final_goaway}),
-			m(St, M2);
+			lists:foldl(fun(StreamID, Acc) -> stream_info(Acc, StreamID, going_away) end,
+				m(St, M2), maps:keys(St#st.streams));
 		{false, _} ->
 			St
 	end.

@@ -121,6 +121,10 @@ info(StreamID, {relay, Pid, Ref}, State = #state{conn = Conn, body = Body, body_
 	%% The relaying process acknowledges what it handled with {flow, Size};
 	%% this first window lets the client send while it starts.
 	{[{flow, 262144}], State#state{relay = Pid, body = [], body_size = 0}};
+info(StreamID, going_away, State = #state{relay = Pid, conn = Conn}) when is_pid(Pid) ->
+	%% The connection stops (mustang:drain/2): the Websocket session closes.
+	Pid ! {{Conn, StreamID}, going_away},
+	{[], State};
 info(_, {'EXIT', Pid, Reason}, State = #state{pid = Pid}) ->
 	done(exit_result(Reason), State#state{pid = undefined});
 info(_, {run_done, Result}, State) ->

@@ -325,8 +325,10 @@ loop(St = #ws{socket = Socket, messages = Messages, stream = Stream, parent = Pa
 			idle_tick(St);
 		{'EXIT', Parent, Reason} when Parent =/= undefined ->
 			%% The listener stops: say so to the client (1001, going away).
-			close(send_frames(St#ws{out = [mustang_ws_frame:frame({close, 1001, <<>>})]}),
-				{shutdown, Reason});
+			going_away(St, {shutdown, Reason});
+		{Stream, going_away} ->
+			%% Over HTTP/2: the connection stops.
+			going_away(St, {shutdown, going_away});
 		{system, From, Request} ->
 			%% Over HTTP/2 the process is a request process: its parent is
 			%% the connection.
@@ -338,6 +340,9 @@ loop(St = #ws{socket = Socket, messages = Messages, stream = Stream, parent = Pa
 		Msg ->
 			after_call(handler_call(St, websocket_info, Msg))
 	end.
+
+going_away(St, Reason) ->
+	close(send_frames(St#ws{out = [mustang_ws_frame:frame({close, 1001, <<>>})]}), Reason).
 
 update_dynbuf(Size, #ws{transport = Transport, socket = Socket, dynbuf = DynBuf}) ->
 	mustang_dynbuf:update_socket(Size, DynBuf, Transport, Socket).

@@ -24,7 +24,8 @@ groups() ->
 	Modes = [drain_under_load, stop_listener_under_load, inflight_gets_connection_close,
 		keepalive_request_in_grace, idle_keepalive_closes],
 	[{inline, [], Modes}, {process, [], Modes},
-		{steps, [], [new_connections_refused, websocket_closed_1001, timeout_stops_the_rest,
+		{steps, [], [new_connections_refused, websocket_closed_1001,
+			websocket_h2_closed_1001, timeout_stops_the_rest,
 			drained_listener_resumes, drain_unknown_listener]},
 		{control, [], [suspend_resume, set_transport_options_when_suspended,
 			set_transport_options_refused, set_max_connections_at_run_time, info_counts]}].
@@ -61,7 +62,8 @@ start(Config, Delay, TransOpts) ->
 	Dispatch = mustang_router:compile([{'_', [
 		{"/", hello_h, []},
 		{"/slow", drain_slow_h, #{delay => Delay, counters => Counters}},
-		{"/ws", ws_echo_h, #{}}
+		{"/ws", ws_echo_h, #{}},
+		{"/ws_short", ws_echo_h, #{ws_opts => #{close_timeout => 200}}}
 	]}]),
 	{ok, _} = mustang:start_clear(?config(ref, Config),
 		maps:merge(#{port => 0, num_acceptors => 4}, TransOpts),
@@ -317,6 +319,26 @@ websocket_closed_1001(Config) ->
 	ok = gen_tcp:send(S, <<1:1, 0:3, 8:4, 1:1, 2:7, 0:32, 1001:16>>),
 	{error, closed} = gen_tcp:recv(S, 0, 5000),
 	{ok, _} = drained().
+
+%% Websocket over HTTP/2 (RFC 8441): the session gets 1001 too, inside the
+%% stream; the client here does not answer the close, so the session ends
+%% after its close_timeout (200 ms), and the drain with it.
+websocket_h2_closed_1001(Config) ->
+	Ref = ?config(ref, Config),
+	{Port, _} = start(Config, 0),
+	{ok, H2} = mustang_h2_client:connect(tcp, "127.0.0.1", Port, #{}),
+	{ok, StreamID} = mustang_h2_client:request(H2, <<"CONNECT">>, "/ws_short",
+		[{<<":protocol">>, <<"websocket">>}, {<<"sec-websocket-version">>, <<"13">>}], nofin),
+	[Conn] = [Pid || {_, Sup} <- mustang_registry:get_conns_sups(Ref),
+		{_, Pid, _, _} <- supervisor:which_children(Sup)],
+	wait_until(fun() -> length(supervisor:which_children(Conn)) =:= 1 end),
+	%% The session asks the connection for its data before its loop starts.
+	timer:sleep(200),
+	async_drain(Ref, 10000),
+	{ok, #{status := 200, body := Body}} = mustang_h2_client:await(H2, StreamID, 10000),
+	<<1:1, 0:3, 8:4, 0:1, 2:7, 1001:16>> = Body,
+	{ok, Took} = drained(),
+	?assert(Took < 5000).
 
 %% Requests still running at the timeout are stopped: drain/2 returns then.
 timeout_stops_the_rest(Config) ->
