@@ -369,6 +369,7 @@ handle_request1(St = #st{requests = Count}, Request, Rest) ->
 	Stream = #stream{
 		id = StreamID,
 		owner = self(),
+		parent = St#st.parent,
 		transport = St#st.transport,
 		socket = St#st.socket,
 		messages = St#st.messages,

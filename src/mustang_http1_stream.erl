@@ -26,6 +26,10 @@
 -export([close_if_body_unskippable/1]).
 -export([head/4]).
 
+-export([system_continue/3]).
+-export([system_terminate/4]).
+-export([system_code_change/4]).
+
 %% The stream handler chain; a crash in a stream handler ends the stream as
 %% an internal error, logged once.
 
@@ -332,7 +336,8 @@ inline_info(Info, _, Stream0) ->
 %% here, where the connection's own messages are known: socket data is kept
 %% for body reads and the next request (reading stops past MAX_LOOP_BUFFER,
 %% and then a close goes unseen until the loop ends); a closed socket ends
-%% the loop; the connection's timers, system, supervisor and parent
+%% the loop; sys requests are answered here (the connection is suspended
+%% with its loop handler); the connection's timers, supervisor and parent
 %% messages and the inline state (mustang_inline) stay in the mailbox.
 -define(MAX_LOOP_BUFFER, 1000000).
 -define(IS_CONNECTION_MESSAGE(M, Owner), (is_tuple(M) andalso (
@@ -358,9 +363,28 @@ loop_receive(Stream = #stream{transport = Transport, socket = Socket, owner = Ow
 			{{error, closed}, Stream#stream{keepalive = false}};
 		{Error, Socket, Reason} ->
 			{{error, Reason}, Stream#stream{keepalive = false}};
+		{system, From, Request} when Owner =:= self() ->
+			sys:handle_system_msg(Request, From, Stream#stream.parent, ?MODULE, [], Stream);
 		Message when not ?IS_CONNECTION_MESSAGE(Message, Owner) ->
 			{{message, Message}, Stream}
 	end.
+
+%% sys callbacks, while an inline loop handler waits in loop_receive/1.
+%% sys:terminate/2 then ends the connection: the handler's terminate/3 does
+%% not run (the connection process goes with its socket).
+
+-spec system_continue(pid(), [sys:debug_option()], #stream{}) -> {any(), #stream{}}.
+system_continue(_, _, Stream) ->
+	loop_receive(Stream).
+
+-spec system_terminate(any(), pid(), [sys:debug_option()], #stream{}) -> no_return().
+system_terminate(Reason, _, _, #stream{transport = Transport, socket = Socket}) ->
+	_ = Transport:close(Socket),
+	exit(Reason).
+
+-spec system_code_change(Misc, module(), any(), any()) -> {ok, Misc} when Misc :: #stream{}.
+system_code_change(Misc, _, _, _) ->
+	{ok, Misc}.
 
 %% Socket data while no read waits: body bytes the handler may read later,
 %% or pipelined requests.

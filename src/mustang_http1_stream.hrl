@@ -45,6 +45,8 @@
 	%% socket data already sent to the connection out of a copy of its
 	%% mailbox: taken counts those messages, which the connection drops.
 	owner :: pid(),
+	%% The connection's parent, for sys while an inline loop handler waits.
+	parent :: pid() | undefined,
 	passive = false :: boolean(),
 	taken = 0 :: non_neg_integer(),
 	%% min_recv_rate: at least Bytes of body in every Period ms, counted

@@ -26,10 +26,14 @@
 %% handler trapped exits itself), and hibernates on `hibernate'. Or inline,
 %% in the HTTP/1.1 connection process (the default): the messages are the
 %% handler's except the connection's own (socket data, kept for later
-%% reads and the next request; timers; system and supervisor messages,
-%% handled once the loop ends); a closed socket ends the loop; `hibernate'
+%% reads and the next request; timers; supervisor and parent messages,
+%% handled once the loop ends; sys requests, answered while the loop waits,
+%% by mustang_http1_stream); a closed socket ends the loop; `hibernate'
 %% only garbage collects the process, whose stack cannot be dropped while
 %% the handler runs.
+%%
+%% Both kinds of process answer sys (get_state, get_status, suspend and
+%% resume, change_code, terminate) while the handler waits for a message.
 -module(mustang_loop).
 
 -export([upgrade/4]).

@@ -12,7 +12,8 @@
 -include_lib("stdlib/include/assert.hrl").
 
 all() ->
-	[http1_connection, http2_connection, websocket_http1, loop_process, application_stop].
+	[http1_connection, http2_connection, websocket_http1, websocket_http2, loop_process,
+		loop_inline, application_stop].
 
 init_per_suite(Config) ->
 	{ok, _} = application:ensure_all_started(mustang),
@@ -143,6 +144,26 @@ websocket_http1(Config) ->
 	ok = sys:terminate(Conn, shutdown),
 	{error, closed} = gen_tcp:recv(S, 0, 5000).
 
+%% Websocket over HTTP/2 (RFC 8441): the session is a request process, among
+%% the connection's children. (The client here reads the stream's data only
+%% once it ends: the checks stop at sys's own answers.)
+websocket_http2(Config) ->
+	{ok, H2} = mustang_h2_client:connect(tcp, "127.0.0.1", ?config(port, Config), #{}),
+	{ok, StreamID} = mustang_h2_client:request(H2, <<"CONNECT">>, "/ws",
+		[{<<":protocol">>, <<"websocket">>}, {<<"sec-websocket-version">>, <<"13">>}], nofin),
+	Conn = one_conn(?config(ref, Config)),
+	wait_until(fun() -> length(supervisor:which_children(Conn)) =:= 1 end),
+	[{_, Ws, _, _}] = supervisor:which_children(Conn),
+	_ = sys:get_state(Ws),
+	{status, Ws, {module, _}, _} = sys:get_status(Ws),
+	ok = sys:suspend(Ws),
+	ok = sys:change_code(Ws, ws_echo_h, undefined, []),
+	ok = sys:resume(Ws),
+	_ = sys:get_state(Ws),
+	ok = sys:terminate(Ws, shutdown),
+	%% The stream ends with the session.
+	{ok, #{status := 200}} = mustang_h2_client:await(H2, StreamID, 5000).
+
 %% A loop handler over HTTP/2 runs in a request process.
 loop_process(Config) ->
 	register(loop_SUITE_notify, self()),
@@ -180,6 +201,29 @@ loop_process(Config) ->
 	after 5000 -> ct:fail("the loop process did not end")
 	end,
 	_ = mustang_h2_client:await(H2, StreamID2, 2000),
+	unregister(loop_SUITE_notify).
+
+%% A loop handler over HTTP/1.1 in the default inline mode runs in the
+%% connection process, which answers sys while the handler waits.
+loop_inline(Config) ->
+	register(loop_SUITE_notify, self()),
+	S = raw_connect(?config(port, Config)),
+	ok = gen_tcp:send(S, "GET /loop/wait HTTP/1.1\r\nhost: localhost\r\n\r\n"),
+	Conn = receive {loop_pid, P} -> P after 5000 -> ct:fail("no loop handler") end,
+	Conn = one_conn(?config(ref, Config)),
+	_ = sys:get_state(Conn),
+	{status, Conn, {module, _}, _} = sys:get_status(Conn),
+	ok = sys:suspend(Conn),
+	Conn ! {reply, <<"one">>},
+	{error, timeout} = gen_tcp:recv(S, 0, 300),
+	ok = sys:change_code(Conn, loop_h, undefined, []),
+	ok = sys:resume(Conn),
+	#{status := 200, body := <<"one">>} = mustang_test:recv_response(S),
+	%% The connection goes on with the next request; terminate ends it.
+	ok = gen_tcp:send(S, "GET /loop/wait HTTP/1.1\r\nhost: localhost\r\n\r\n"),
+	Conn = receive {loop_pid, P2} -> P2 after 5000 -> ct:fail("no loop handler") end,
+	ok = sys:terminate(Conn, shutdown),
+	{error, closed} = gen_tcp:recv(S, 0, 5000),
 	unregister(loop_SUITE_notify).
 
 %% application:stop(mustang) with connections of every kind open: all
