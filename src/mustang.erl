@@ -15,6 +15,9 @@
 %%   handshake_timeout  ms for the TLS handshake (default 5000, or infinity)
 %%   logger             module the acceptors log through (default logger)
 %%
+%% TLS listeners get safe ssl defaults (mustang_tls, doc/guide/tls.md);
+%% set_tls_certificate/2 changes the certificate of new connections.
+%%
 %% Protocol options: mustang_opts (types, defaults and validation).
 -module(mustang).
 
