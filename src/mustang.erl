@@ -287,7 +287,8 @@ check_certificate(CertOpts) when is_list(CertOpts), CertOpts =/= [] ->
 	case [O || O <- CertOpts, not (is_tuple(O) andalso tuple_size(O) =:= 2
 			andalso lists:member(element(1, O), Keys))] of
 		[] ->
-			Files = [{K, F} || {K, F} <- CertOpts, lists:member(K, [certfile, keyfile, cacertfile])],
+			Files = [{K, F} || {K, F} <- CertOpts,
+				lists:member(K, [certfile, keyfile, cacertfile])],
 			case [{K, F, Why} || {K, F} <- Files, (Why = pem_file(F)) =/= ok] of
 				[] when Files =:= [] ->
 					check_ssl_options(CertOpts);

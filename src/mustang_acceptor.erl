@@ -80,8 +80,9 @@ accept(LSocket, Transport, ConnsSup) ->
 pause(Logger, Reason, Failures) ->
 	_ = case Failures =:= 0 andalso mustang_log_limit:allow() of
 		true ->
-			Logger:error("mustang acceptor: accept failed: ~p (out of file descriptors or ports); "
-				"accepting pauses and is retried every ~b to ~b ms", [Reason, ?MIN_PAUSE, ?MAX_PAUSE]);
+			Logger:error("mustang acceptor: accept failed: ~p (out of file descriptors or "
+				"ports); accepting pauses and is retried every ~b to ~b ms",
+				[Reason, ?MIN_PAUSE, ?MAX_PAUSE]);
 		false ->
 			ok
 	end,

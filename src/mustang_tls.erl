@@ -68,7 +68,9 @@ safe_ciphers() ->
 	ssl:filter_cipher_suites(
 		ssl:cipher_suites(exclusive, 'tlsv1.3') ++ ssl:cipher_suites(default, 'tlsv1.2'), [
 			{key_exchange, fun(K) -> lists:member(K, [any, ecdhe_ecdsa, ecdhe_rsa]) end},
-			{cipher, fun(C) -> lists:member(C, [aes_128_gcm, aes_256_gcm, chacha20_poly1305]) end}]).
+			{cipher, fun(C) ->
+				lists:member(C, [aes_128_gcm, aes_256_gcm, chacha20_poly1305])
+			end}]).
 
 %% ssl refuses duplicate keys in some options, so user options replace ours.
 merge(Opts, Defaults) ->

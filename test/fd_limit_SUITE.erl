@@ -119,7 +119,8 @@ fd_limit(Peer, Connections, Reason, MaxLost) ->
 %% The error of the out-of-descriptors lines (all the same).
 reason(Lines) ->
 	[Reason] = lists:usort([list_to_atom(R) || {error, Line} <- Lines,
-		{match, [R]} <- [re:run(Line, "accept failed: ([a-z_]+)", [{capture, all_but_first, list}])]]),
+		{match, [R]} <- [re:run(Line, "accept failed: ([a-z_]+)",
+			[{capture, all_but_first, list}])]]),
 	Reason.
 
 %% A connection accepted at the limit or waiting in the backlog: served.
