@@ -16,6 +16,9 @@
 %%   handshake_timeout  ms for the TLS handshake (default 5000, or infinity)
 %%   logger             module the acceptors log through (default logger)
 %%
+%% TLS listeners get safe ssl defaults (mustang_tls, doc/guide/tls.md);
+%% set_tls_certificate/2 changes the certificate of new connections.
+%%
 %% Protocol options: mustang_opts (types, defaults and validation).
 -module(mustang).
 
@@ -38,6 +41,7 @@
 -export([get_protocol_options/1]).
 -export([set_protocol_options/2]).
 -export([active_connections/1]).
+-export([set_tls_certificate/2]).
 
 -type ref() :: any().
 -type opts() :: #{atom() => any()}.
@@ -87,6 +91,10 @@ start_listener(Ref, Transport, TransOpts0, ProtoOpts) ->
 		{ok, TransOpts} ->
 			ok = mustang_registry:set_listener(Ref, Transport, TransOpts, ProtoOpts),
 			ok = mustang_registry:set_given_transport_opts(Ref, TransOpts0),
+			ok = case Transport of
+				mustang_tls -> mustang_registry:set_tls_opts(Ref, []);
+				mustang_tcp -> ok
+			end,
 			Spec = #{
 				id => {mustang_listener_sup, Ref},
 				start => {mustang_listener_sup, start_link, [Ref, Transport, TransOpts]},
@@ -322,6 +330,12 @@ set_transport_options(Ref, TransOpts0) ->
 						{ok, TransOpts = #{max_connections := Max}} ->
 							ok = mustang_registry:set_transport_opts(Ref, TransOpts),
 							ok = mustang_registry:set_given_transport_opts(Ref, TransOpts0),
+							%% The new socket_opts carry the certificate now: a
+							%% rotated one (set_tls_certificate/2) would override them.
+							ok = case Transport of
+								mustang_tls -> mustang_registry:set_tls_opts(Ref, []);
+								mustang_tcp -> ok
+							end,
 							set_max_connections(Ref, Max);
 						Error ->
 							Error
@@ -424,6 +438,84 @@ protocol_opts(Ref) ->
 		mustang_registry:get_protocol_opts(Ref)
 	catch error:badarg ->
 		exit(badarg)
+	end.
+
+%% Certificate rotation without restarting the listener: the handshakes of
+%% connections accepted from now on use CertOpts (ssl server options among
+%% cert, key, certfile, keyfile, password, certs_keys, cacerts, cacertfile,
+%% sni_hosts, sni_fun) over the listener's socket options; established
+%% connections keep the certificate they have. Each call replaces the
+%% previous one. The options are tried first (an ssl listen socket on the
+%% loopback, closed at once), so that a bad file or key is an error here and
+%% not a failed handshake for every client. ssl caches files by name: the
+%% cache is cleared when CertOpts names files, so a file rewritten in place
+%% is read again.
+-spec set_tls_certificate(ref(), [ssl:tls_server_option()])
+	-> ok | {error, not_found | not_tls | {invalid_certificate_options, any()}}.
+set_tls_certificate(Ref, CertOpts) ->
+	case tls_listener(Ref) of
+		true ->
+			case check_certificate(CertOpts) of
+				ok -> mustang_registry:set_tls_opts(Ref, CertOpts);
+				Error -> Error
+			end;
+		Other ->
+			{error, Other}
+	end.
+
+tls_listener(Ref) ->
+	try
+		_ = mustang_registry:get_tls_opts(Ref),
+		true
+	catch error:badarg ->
+		try mustang_registry:get_transport_opts(Ref) of
+			_ -> not_tls
+		catch error:badarg ->
+			not_found
+		end
+	end.
+
+check_certificate(CertOpts) when is_list(CertOpts), CertOpts =/= [] ->
+	Keys = [cert, key, certfile, keyfile, password, certs_keys, cacerts, cacertfile, sni_hosts,
+		sni_fun],
+	case [O || O <- CertOpts, not (is_tuple(O) andalso tuple_size(O) =:= 2
+			andalso lists:member(element(1, O), Keys))] of
+		[] ->
+			Files = [{K, F} || {K, F} <- CertOpts,
+				lists:member(K, [certfile, keyfile, cacertfile])],
+			case [{K, F, Why} || {K, F} <- Files, (Why = pem_file(F)) =/= ok] of
+				[] when Files =:= [] ->
+					check_ssl_options(CertOpts);
+				[] ->
+					ok = ssl:clear_pem_cache(),
+					check_ssl_options(CertOpts);
+				[Error | _] ->
+					{error, {invalid_certificate_options, Error}}
+			end;
+		Bad ->
+			{error, {invalid_certificate_options, Bad}}
+	end;
+check_certificate(CertOpts) ->
+	{error, {invalid_certificate_options, CertOpts}}.
+
+%% ssl reads the files at the handshake only.
+pem_file(File) ->
+	case file:read_file(File) of
+		{ok, Pem} ->
+			try public_key:pem_decode(Pem) of
+				[] -> no_pem_entries;
+				[_ | _] -> ok
+			catch _:_ ->
+				not_pem
+			end;
+		{error, Reason} ->
+			Reason
+	end.
+
+check_ssl_options(CertOpts) ->
+	case ssl:listen(0, [{ip, loopback} | CertOpts]) of
+		{ok, LSocket} -> ssl:close(LSocket);
+		{error, Reason} -> {error, {invalid_certificate_options, Reason}}
 	end.
 
 -spec active_connections(ref()) -> non_neg_integer().

@@ -29,7 +29,9 @@ init(Parent, Ref, Transport) ->
 
 handshake(Parent, Ref, mustang_tls, Socket, Opts) ->
 	Timeout = maps:get(handshake_timeout, mustang_registry:get_transport_opts(Ref), 5000),
-	case mustang_tls:handshake(Socket, [], Timeout) of
+	%% The certificate of the latest mustang:set_tls_certificate/2, read for
+	%% each handshake: new connections take it, established ones keep theirs.
+	case mustang_tls:handshake(Socket, mustang_registry:get_tls_opts(Ref), Timeout) of
 		{ok, TLSSocket} ->
 			Protocols = maps:get(protocols, Opts, [http2, http]),
 			Protocol = case mustang_tls:negotiated_protocol(TLSSocket) of

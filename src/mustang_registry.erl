@@ -15,6 +15,8 @@
 -export([get_transport/1]).
 -export([set_given_transport_opts/2]).
 -export([get_given_transport_opts/1]).
+-export([set_tls_opts/2]).
+-export([get_tls_opts/1]).
 -export([set_port/2]).
 -export([get_port/1]).
 -export([set_conns_sup/3]).
@@ -75,6 +77,18 @@ get_given_transport_opts(Ref) ->
 -spec get_transport(mustang:ref()) -> module().
 get_transport(Ref) ->
 	ets:lookup_element(?TAB, {transport, Ref}, 2).
+
+%% The ssl options a TLS listener's handshakes take on top of its listen
+%% options (mustang:set_tls_certificate/2); [] until a rotation. Only TLS
+%% listeners have them.
+-spec set_tls_opts(mustang:ref(), [ssl:tls_server_option()]) -> ok.
+set_tls_opts(Ref, Opts) ->
+	true = ets:insert(?TAB, {{tls_opts, Ref}, Opts}),
+	ok.
+
+-spec get_tls_opts(mustang:ref()) -> [ssl:tls_server_option()].
+get_tls_opts(Ref) ->
+	ets:lookup_element(?TAB, {tls_opts, Ref}, 2).
 
 -spec set_port(mustang:ref(), inet:port_number()) -> ok.
 set_port(Ref, Port) ->

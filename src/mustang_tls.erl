@@ -1,5 +1,13 @@
 %% TLS transport (OTP ssl). The handshake runs in the connection process, not
 %% in the acceptor, so a slow client cannot stall accepting.
+%%
+%% Safe defaults, each replaced by the user's socket option of the same key
+%% (doc/guide/tls.md): TLS 1.3 and 1.2 only; the TLS 1.3 suites and, for
+%% TLS 1.2, only the ECDHE suites with an AEAD cipher (AES-GCM,
+%% ChaCha20-Poly1305: forward secrecy, no CBC, no SHA-1 MAC, no RSA key
+%% exchange, no DHE); the server's cipher order; secure renegotiation
+%% (RFC 5746) and no renegotiation started by the client (a cheap way for a
+%% client to make the server compute); session reuse on.
 -module(mustang_tls).
 -behaviour(mustang_transport).
 
@@ -21,6 +29,7 @@
 -export([negotiated_protocol/1]).
 -export([shutdown/2]).
 -export([close/1]).
+-export([safe_ciphers/0]).
 
 %% Writes larger than this go in pieces (mustang_transport:send_in_pieces/3).
 -define(PIECE, 262144).
@@ -36,14 +45,32 @@ messages() -> {ssl, ssl_closed, ssl_error, ssl_passive}.
 
 -spec listen([any()]) -> {ok, ssl:sslsocket()} | {error, atom()}.
 listen(Opts) ->
+	Versions = proplists:get_value(versions, Opts, ['tlsv1.3', 'tlsv1.2']),
 	Defaults = [binary, {active, false}, {packet, raw}, {reuseaddr, true}, {nodelay, true},
 		{backlog, 1024}, {send_timeout, 30000}, {send_timeout_close, true},
-		{alpn_preferred_protocols, [<<"http/1.1">>]}, {versions, ['tlsv1.3', 'tlsv1.2']}],
+		{alpn_preferred_protocols, [<<"http/1.1">>]}, {versions, Versions},
+		{ciphers, safe_ciphers()}, {honor_cipher_order, true}
+		%% ssl refuses these three when TLS 1.3 is the only version.
+		| [Opt || Versions =/= ['tlsv1.3'], Opt <- [{secure_renegotiate, true},
+			{client_renegotiation, false}, {reuse_sessions, true}]]],
 	case ssl:listen(0, merge(Opts, Defaults)) of
 		{ok, LSocket} -> {ok, LSocket};
 		{error, Reason} when is_atom(Reason) -> {error, Reason};
 		{error, Reason} -> {error, {tls_listen, Reason}}
 	end.
+
+%% The cipher suites a listener offers unless the user sets `ciphers': of
+%% OTP's default suites, the TLS 1.3 ones (key exchange `any') and the
+%% TLS 1.2 ones with an ECDHE key exchange, each with AES-GCM or
+%% ChaCha20-Poly1305 (no CCM_8 and its short tag), in OTP's order.
+-spec safe_ciphers() -> [ssl:erl_cipher_suite()].
+safe_ciphers() ->
+	ssl:filter_cipher_suites(
+		ssl:cipher_suites(exclusive, 'tlsv1.3') ++ ssl:cipher_suites(default, 'tlsv1.2'), [
+			{key_exchange, fun(K) -> lists:member(K, [any, ecdhe_ecdsa, ecdhe_rsa]) end},
+			{cipher, fun(C) ->
+				lists:member(C, [aes_128_gcm, aes_256_gcm, chacha20_poly1305])
+			end}]).
 
 %% ssl refuses duplicate keys in some options, so user options replace ours.
 merge(Opts, Defaults) ->

@@ -8,8 +8,11 @@
 %% Size, from the environment (`make soak' sets the full size):
 %%   SOAK_REQUESTS     HTTP requests in http_mixed_load (default 20000)
 %%   SOAK_WS_SESSIONS  Websocket sessions in websocket_sessions (default 2000)
+%%   SOAK_IDLE_CONNS   connections held in idle_connections (default 2000),
+%%                     half HTTP/1.1, half h2c
 %% The defaults are the short version that `make test' runs (plain
-%% `rebar3 ct' runs every suite); `make soak' runs 1,000,000 and 100,000.
+%% `rebar3 ct' runs every suite); `make soak' runs 1,000,000, 100,000 and
+%% 20,000 idle connections.
 %%
 %% Clients: h2load for HTTP/2 (h2c by prior knowledge, h2 over TLS) and for
 %% HTTP/1.1 (--h1), with keep-alive and with a new connection per request
@@ -50,14 +53,16 @@
 suite() ->
 	%% A cap for a stuck run only: on the 2-core machine the short version
 	%% takes about 20 s, `make soak' about 5 minutes.
-	[{timetrap, {seconds, 300 + requests() div 400 + sessions() div 40}}].
+	[{timetrap, {seconds, 300 + requests() div 400 + sessions() div 40 + idle_conns() div 100}}].
 
 all() ->
-	[http_mixed_load, websocket_sessions, crash_under_load].
+	[http_mixed_load, websocket_sessions, crash_under_load, idle_connections].
 
 requests() -> env_int("SOAK_REQUESTS", 20000).
 
 sessions() -> env_int("SOAK_WS_SESSIONS", 2000).
+
+idle_conns() -> env_int("SOAK_IDLE_CONNS", 2000).
 
 env_int(Name, Default) ->
 	case os:getenv(Name, "") of
@@ -188,6 +193,154 @@ crash_under_load(Config) ->
 		{crash_log_not_rate_limited, Errors, Periods}),
 	?assert(Suppressed >= 1, {no_suppressed_line, Errors}),
 	ok.
+
+idle_connections(_) ->
+	doc("SOAK_IDLE_CONNS connections held open at once, half HTTP/1.1 and half h2c, each "
+		"idle after one request: the VM's memory per connection is measured and logged; "
+		"all of them are still open and answer a second request, and a new connection "
+		"meanwhile is answered in less than a second."),
+	%% This node holds the server side, the peer node the clients: each
+	%% needs N descriptors and some. A lower limit (`make soak' raises it
+	%% when it may) caps N, and the summary says so.
+	Wanted = idle_conns(),
+	Limit = list_to_integer(string:trim(os:cmd("ulimit -n"))),
+	N = min(Wanted, Limit - 1000),
+	?assert(N >= 1000, {raise_the_file_descriptor_limit, {ulimit_n, Limit}}),
+	Capped = case N < Wanted of
+		true -> io_lib:format(" (capped from ~b by ulimit -n ~b)", [Wanted, Limit]);
+		false -> ""
+	end,
+	H1 = N div 2,
+	H2 = N - H1,
+	Ref = soak_idle,
+	{ok, _} = mustang:start_clear(Ref, #{port => 0, max_connections => infinity},
+		%% Held longer than request_timeout (HTTP/1.1 between requests) and
+		%% idle_timeout allow by default.
+		maps:merge(proto_opts(false), #{idle_timeout => 600000, request_timeout => 600000})),
+	Port = mustang:get_port(Ref),
+	{ok, Peer, _} = peer:start_link(#{connection => standard_io,
+		args => lists:append([["-pa", P] || P <- code:get_path(),
+			string:find(P, "_build") =/= nomatch]) ++ ["+Q", integer_to_list(N + 10000)]}),
+	try
+		M0 = idle_memory(),
+		{ok, Holder} = peer:call(Peer, ?MODULE, idle_open, [Port, http1, H1], infinity),
+		M1 = idle_memory(),
+		?assertEqual(H1, mustang:active_connections(Ref)),
+		{ok, Holder2} = peer:call(Peer, ?MODULE, idle_open, [Port, h2c, H2], infinity),
+		M2 = idle_memory(),
+		?assertEqual(N, mustang:active_connections(Ref)),
+		Start = erlang:monotonic_time(microsecond),
+		#{status := 200} = mustang_test:get(Port, "/"),
+		NewMs = (erlang:monotonic_time(microsecond) - Start) / 1000,
+		%% All of them still there, and each answers again.
+		timer:sleep(2000),
+		?assertEqual(N, mustang:active_connections(Ref)),
+		{H1, 0} = peer:call(Peer, ?MODULE, idle_again, [Holder], infinity),
+		{H2, 0} = peer:call(Peer, ?MODULE, idle_again, [Holder2], infinity),
+		?assertEqual(N, mustang:active_connections(Ref)),
+		%% Each measure collected every process after its raw reading:
+		%% the raw figure of a batch counts from the collected one before.
+		PerConn = fun(KeyA, KeyB, A, B, Count) ->
+			(proplists:get_value(KeyB, B) - proplists:get_value(KeyA, A)) / Count / 1024
+		end,
+		Summary = io_lib:format("idle connections: ~b held~s (~b HTTP/1.1, ~b h2c); "
+			"erlang:memory(total) per connection: HTTP/1.1 ~.1f KiB, h2c ~.1f KiB "
+			"(after a garbage collection of every process ~.1f and ~.1f KiB; of which "
+			"erlang:memory(system), the sockets, ~.1f and ~.1f KiB); ~.1f -> ~.1f MiB in all; "
+			"a new request answered in ~.1f ms",
+			[N, Capped, H1, H2, PerConn(gc_total, total, M0, M1, H1),
+				PerConn(gc_total, total, M1, M2, H2), PerConn(gc_total, gc_total, M0, M1, H1),
+				PerConn(gc_total, gc_total, M1, M2, H2), PerConn(system, system, M0, M1, H1),
+				PerConn(system, system, M1, M2, H2),
+				proplists:get_value(total, M0) / 1048576, proplists:get_value(total, M2) / 1048576,
+				NewMs]),
+		report(Summary, "Before: ~p~nHTTP/1.1 open: ~p~nh2c open too: ~p", [M0, M1, M2]),
+		?assert(NewMs < 1000, {slow_new_request, NewMs})
+	after
+		peer:stop(Peer),
+		ok = mustang:stop_listener(Ref)
+	end.
+
+%% erlang:memory/0 once the node is quiet: first the connections as they
+%% are (what an idle connection really holds; its heap depends on when it
+%% last collected), then after a garbage collection of every process (the
+%% least it holds), under the key gc_total.
+idle_memory() ->
+	timer:sleep(1000),
+	Memory = erlang:memory(),
+	_ = [erlang:garbage_collect(P) || P <- erlang:processes()],
+	[{gc_total, erlang:memory(total)} | Memory].
+
+%% In the peer node: Count connections to Port, each after one request
+%% (GET /, keep-alive), held by a process of their own (in 10 parts at once)
+%% that answers idle_again/1. Returns {ok, Holder}.
+idle_open(Port, Kind, Count) ->
+	Self = self(),
+	Holder = spawn(fun() ->
+		Me = self(),
+		Parts = [spawn_link(fun() -> idle_part(Me, Port, Kind, Size) end)
+			|| Size <- [Count div 10 + (case I =< Count rem 10 of true -> 1; false -> 0 end)
+				|| I <- lists:seq(1, 10)], Size > 0],
+		[receive {Part, opened} -> ok end || Part <- Parts],
+		Self ! {self(), opened},
+		idle_holder(Parts)
+	end),
+	receive {Holder, opened} -> {ok, Holder} end.
+
+idle_holder(Parts) ->
+	receive
+		{again, From} ->
+			Results = [begin
+				Part ! {again, self()},
+				receive {Part, Result} -> Result end
+			end || Part <- Parts],
+			From ! {self(), {lists:sum([Ok || {Ok, _} <- Results]),
+				lists:sum([Bad || {_, Bad} <- Results])}},
+			idle_holder(Parts)
+	end.
+
+idle_part(Holder, Port, Kind, Size) ->
+	Conns = [idle_conn(Port, Kind) || _ <- lists:seq(1, Size)],
+	Holder ! {self(), opened},
+	idle_part_loop(Conns).
+
+idle_part_loop(Conns) ->
+	receive
+		{again, From} ->
+			Results = [idle_request(C) || C <- Conns],
+			From ! {self(), {length([ok || ok <- Results]), length([x || R <- Results, R =/= ok])}},
+			idle_part_loop(Conns)
+	end.
+
+idle_conn(Port, http1) ->
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}], 30000),
+	ok = idle_request(S),
+	S;
+idle_conn(Port, h2c) ->
+	{ok, Pid} = mustang_h2_client:connect(tcp, "127.0.0.1", Port, #{timeout => 30000}),
+	ok = idle_request({h2c, Pid}),
+	{h2c, Pid}.
+
+idle_request({h2c, Pid}) ->
+	case mustang_h2_client:request(Pid, <<"GET">>, "/", [], none) of
+		{ok, StreamID} ->
+			case mustang_h2_client:await(Pid, StreamID, 30000) of
+				{ok, #{status := 200}} -> ok;
+				Other -> Other
+			end;
+		Error ->
+			Error
+	end;
+idle_request(S) ->
+	ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: localhost\r\n\r\n"),
+	case mustang_test:recv_response(S, #{timeout => 30000}) of
+		#{status := 200} -> ok;
+		Other -> Other
+	end.
+
+idle_again(Holder) ->
+	Holder ! {again, self()},
+	receive {Holder, Result} -> Result end.
 
 %% The crashing load starts first and ends last, so that the healthy load
 %% runs entirely beside it. Returns the results, the seconds of crashing
