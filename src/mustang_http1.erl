@@ -61,7 +61,7 @@
 %% was just told keep-alive may already be sending its next request, which
 %% a close would lose (the client would see the connection end with no
 %% response). That request is answered with `connection: close'.
--define(DRAIN_GRACE, 250).
+-define(DRAIN_GRACE, 1000).
 
 -define(DEFAULTS, #{
 	env => #{},
@@ -247,7 +247,9 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 			idle_tick(St, Buffer);
 		{timeout, Timer, request_timeout} when Timer =:= St#st.req_timer ->
 			request_timeout(St#st{req_timer = undefined}, Buffer);
-		{timeout, Timer, drain_grace} when Timer =:= St#st.drain_timer, St#st.stream =:= undefined ->
+		%% Not while part of a request is here: it is answered with close.
+		{timeout, Timer, drain_grace} when Timer =:= St#st.drain_timer, St#st.stream =:= undefined,
+				Buffer =:= <<>> ->
 			terminate(St, shutdown);
 		{{Pid, StreamID}, Info} when Pid =:= self(), StreamID =:= St#st.requests ->
 			stream_info(St, Info, Buffer);

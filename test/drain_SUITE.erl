@@ -274,7 +274,7 @@ keepalive_request_in_grace(Config) ->
 	{ok, _} = drained().
 
 %% A keep-alive connection that sends nothing closes after the short grace
-%% (250 ms), not at the timeout.
+%% (1 s), not at the timeout.
 idle_keepalive_closes(Config) ->
 	{Port, _} = start(Config, 0),
 	S = raw_get(Port, "/"),
