@@ -386,13 +386,13 @@ v2_local(Config) ->
 		response_term(recv_all(S))).
 
 malformed_v1(Config) ->
-	doc("A malformed v1 header closes the connection, nothing sent; the next client is "
-		"served. (PROXY protocol 2.1)"),
+	doc("A malformed v1 header closes the connection, nothing sent, on the clear and the "
+		"TLS listener (before any TLS byte); the next client is served. (PROXY protocol 2.1)"),
 	[begin
-		S = connect(Config, clear),
+		S = connect(Config, Listener),
 		ok = gen_tcp:send(S, [Bad, get_request()]),
 		assert_closed_silently(S)
-	end || Bad <- [<<"PROXY TCP4 1.2.3.4 5.6.7.8 99999 1\r\n">>, <<"PROXY TCP4 1.2.3\r\n">>,
+	end || Listener <- [clear, tls], Bad <- [<<"PROXY TCP4 1.2.3.4 5.6.7.8 99999 1\r\n">>, <<"PROXY TCP4 1.2.3\r\n">>,
 		<<"PROXY TCP4 1.2.3.4 5.6.7.8 1 2\n">>, <<"PROXY ", (binary:copy(<<"x">>, 200))/binary>>]],
 	assert_next_served(Config).
 
