@@ -187,6 +187,7 @@ ws_recv(WS = #ws{socket = S, buffer = Buffer}, N, Acc, Deadline) ->
 ws_closed(#ws{socket = S}) ->
 	case gen_tcp:recv(S, 0, 15000) of
 		{error, closed} -> ok;
+		{error, econnreset} -> ok;
 		{ok, _} -> ws_closed(#ws{socket = S});
 		{error, Reason} -> ct:fail({not_closed, Reason})
 	end.
