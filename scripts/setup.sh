@@ -21,7 +21,7 @@ APT_PKGS=(
   erlang-nox erlang-dev rebar3 erlang-common-test erlang-dialyzer
   erlang-eunit erlang-proper erlang-proper-dev erlang-tools
   curl wrk nginx-light nghttp2-client openssl chromium graphviz
-  media-types
+  media-types haproxy
 )
 # pip requirement -> module that must import for it to count as present
 PY_REQS=("httpx[http2]" h2 hpack wsproto websockets hypercorn)

@@ -14,6 +14,12 @@
 %%                                  keys time, peer, method, target, version,
 %%                                  status, bytes, referer, user_agent,
 %%                                  duration_us, early_error
+%%   access_log_peer (socket)     socket: peer is the socket's peer;
+%%                                proxy_header: the source address of the
+%%                                  PROXY protocol header (protocol option
+%%                                  proxy_header), the client behind the
+%%                                  proxy; the socket's peer when there is
+%%                                  none (LOCAL command, UNKNOWN, UNIX)
 %%
 %% Fields: peer is the client IP address; target is path, plus "?" and the
 %% query string when there is one; version is HTTP/1.0, HTTP/1.1 or HTTP/2.0;
@@ -96,7 +102,7 @@ init(StreamID, Req, Opts) ->
 			Method = maps:get(method, Req, undefined),
 			State = #state{next = Next, enabled = true,
 				format = maps:get(access_log_format, Opts, common),
-				start = Start, time = Time, peer = peer_ip(Req), method = Method,
+				start = Start, time = Time, peer = peer_ip(Req, Opts), method = Method,
 				target = target(Req), version = maps:get(version, Req, undefined),
 				referer = header(<<"referer">>, Headers),
 				user_agent = header(<<"user-agent">>, Headers),
@@ -189,7 +195,7 @@ early_error(StreamID, Reason, PartialReq, Resp0, Opts) ->
 			log(#{
 				format => maps:get(access_log_format, Opts, common),
 				time => erlang:system_time(microsecond),
-				peer => peer_ip(PartialReq),
+				peer => peer_ip(PartialReq, Opts),
 				method => Method,
 				target => target(PartialReq),
 				version => maps:get(version, PartialReq, undefined),
@@ -211,8 +217,11 @@ log(Report) ->
 body_size({sendfile, _, Length, _}) -> Length;
 body_size(Data) -> iolist_size(Data).
 
-peer_ip(#{peer := {IP, _}}) -> IP;
-peer_ip(_) -> undefined.
+peer_ip(#{proxy_header := #{src_address := IP}}, #{access_log_peer := proxy_header})
+		when is_tuple(IP) ->
+	IP;
+peer_ip(#{peer := {IP, _}}, _) -> IP;
+peer_ip(_, _) -> undefined.
 
 target(#{path := Path, qs := Qs}) when Qs =/= <<>> -> <<Path/binary, $?, Qs/binary>>;
 target(#{path := Path}) -> Path;

@@ -7,7 +7,10 @@
 %%   the server answers with;
 %% - ws_error: a Websocket error; Code is the close code (1002, 1007, 1009);
 %% - value_error: a header value, query string, cookie or date that does not
-%%   parse; Code is the status the request API answers with (400).
+%%   parse; Code is the status the request API answers with (400);
+%% - proxy_error: a PROXY protocol header that does not parse
+%%   (mustang_proxy_header); Code is 400, for the class of the error only:
+%%   nothing is answered, the connection is closed.
 %%
 %% HTTP/2 (mustang_http2_frame, mustang_http2) uses the same triple with the
 %% stream ID added: {stream_error, StreamID, Code, Reason} and
@@ -24,7 +27,7 @@
 -export([text/1]).
 -export([is_error/1]).
 
--type error_class() :: http_error | ws_error | value_error.
+-type error_class() :: http_error | ws_error | value_error | proxy_error.
 -type http_status() :: 400..505.
 -type close_code() :: 1002 | 1007 | 1009.
 -type error_code() :: http_status() | close_code().
@@ -32,8 +35,9 @@
 -type http_error() :: {http_error, http_status(), atom()}.
 -type ws_error() :: {ws_error, close_code(), atom()}.
 -type value_error() :: {value_error, 400, atom()}.
+-type proxy_error() :: {proxy_error, 400, atom()}.
 -export_type([error_class/0, error_code/0, http_status/0, close_code/0, error/0,
-	http_error/0, ws_error/0, value_error/0]).
+	http_error/0, ws_error/0, value_error/0, proxy_error/0]).
 
 %% The HTTP status to answer an http_error or value_error with.
 -spec status(http_error() | value_error()) -> http_status().
@@ -55,6 +59,7 @@ is_error(_) ->
 
 code_fits(http_error, Code) -> is_integer(Code) andalso Code >= 400 andalso Code =< 505;
 code_fits(value_error, Code) -> Code =:= 400;
+code_fits(proxy_error, Code) -> Code =:= 400;
 code_fits(ws_error, Code) -> Code =:= 1002 orelse Code =:= 1007 orelse Code =:= 1009;
 code_fits(_, _) -> false.
 

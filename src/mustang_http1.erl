@@ -39,7 +39,7 @@
 %%   stream_handlers ([mustang_stream_h]) the stream handler chain
 -module(mustang_http1).
 
--export([init/5]).
+-export([init/6]).
 
 -export([defaults/0]).
 
@@ -65,6 +65,8 @@
 
 -define(DEFAULTS, #{
 	env => #{},
+	proxy_header => false,
+	proxy_header_timeout => 5000,
 	middlewares => [mustang_router, mustang_handler],
 	request_process => false,
 	active_n => 100,
@@ -115,6 +117,8 @@
 	peer :: {inet:ip_address(), inet:port_number()} | undefined,
 	sock :: {inet:ip_address(), inet:port_number()} | undefined,
 	cert :: binary() | undefined,
+	%% The PROXY protocol header (option proxy_header), for the Req.
+	proxy_header = undefined :: undefined | mustang_proxy_header:info(),
 	scheme :: binary(),
 	%% HTTP/2 by prior knowledge or Upgrade: h2c (clear text only).
 	h2c :: boolean(),
@@ -154,8 +158,11 @@ defaults() ->
 
 %% Connection start.
 
--spec init(pid(), mustang:ref(), module(), mustang_transport:socket(), map()) -> no_return().
-init(Parent, Ref, Transport, Socket, Opts0) ->
+%% Conn carries what was known before the protocol started: proxy_header,
+%% the PROXY protocol header (mustang_conn, option proxy_header).
+-spec init(pid(), mustang:ref(), module(), mustang_transport:socket(), map(),
+	#{proxy_header => mustang_proxy_header:info()}) -> no_return().
+init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 	process_flag(trap_exit, true),
 	Opts = maps:merge(?DEFAULTS, Opts0),
 	Limits = maps:merge(mustang_http1_codec:default_limits(),
@@ -187,6 +194,7 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 					true -> undefined
 				end,
 				peer = Peer, sock = Sock, cert = Cert,
+				proxy_header = maps:get(proxy_header, Conn, undefined),
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
 				h2c = not Transport:secure() andalso
 					lists:member(http2, maps:get(protocols, Opts, [http2, http])),
@@ -579,22 +587,24 @@ h2_request(#{method := Method, path := Path, qs := Qs, host := Host, port := Por
 switch_to_http2(St = #st{req_timer = Timer}, Conn) ->
 	_ = case Timer of undefined -> ok; _ -> erlang:cancel_timer(Timer) end,
 	mustang_http2:init(St#st.parent, St#st.ref, St#st.transport, St#st.socket, St#st.opts,
-		Conn#{dynbuf => St#st.dynbuf, peer => St#st.peer, sock => St#st.sock, cert => St#st.cert}).
+		Conn#{dynbuf => St#st.dynbuf, peer => St#st.peer, sock => St#st.sock, cert => St#st.cert,
+			proxy_header => St#st.proxy_header}).
 
 keepalive_allowed(_, infinity) -> true;
 keepalive_allowed(StreamID, Max) -> StreamID < Max.
 
 %% Built once with every key it will have (the router's included), so that
 %% later updates do not grow the map.
-build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme}, StreamID,
-		Request = #{body := Body}, Mode) ->
+build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, proxy_header = ProxyHeader,
+		scheme = Scheme}, StreamID, Request = #{body := Body}, Mode) ->
 	{HasBody, BodyLength} = case Body of
 		none -> {false, 0};
 		{length, N} -> {true, N};
 		chunked -> {true, undefined}
 	end,
 	mustang_req:new(#{ref => Ref, pid => self(), streamid => StreamID, peer => Peer, sock => Sock,
-		cert => Cert, scheme => Scheme, mode => Mode}, Request, HasBody, BodyLength).
+		cert => Cert, proxy_header => ProxyHeader, scheme => Scheme, mode => Mode}, Request, HasBody,
+		BodyLength).
 
 %% Stopping.
 
@@ -624,8 +634,9 @@ supervisor_call(Call, From, #st{child = Child}) ->
 error_response(St = #st{transport = Transport, socket = Socket, opts = Opts}, Status, Reason) ->
 	log(St, debug, "mustang ~p: ~b response to ~s: ~s", [St#st.ref, Status, peer(St), Reason]),
 	StreamID = St#st.requests + 1,
-	PartialReq = #{ref => St#st.ref, pid => self(), streamid => StreamID, peer => St#st.peer,
-		sock => St#st.sock, cert => St#st.cert},
+	PartialReq = mustang_req:with_proxy_header(#{ref => St#st.ref, pid => self(),
+		streamid => StreamID, peer => St#st.peer, sock => St#st.sock, cert => St#st.cert},
+		St#st.proxy_header),
 	{response, Status2, Headers, Body} = mustang_stream:early_error_response(StreamID,
 		{connection_error, {http_error, Status, Reason}, Reason}, PartialReq,
 		{response, Status, #{<<"content-length">> => <<"0">>}, <<>>}, Opts, St#st.logger),

@@ -122,6 +122,8 @@
 	peer :: {inet:ip_address(), inet:port_number()} | undefined,
 	sock :: {inet:ip_address(), inet:port_number()} | undefined,
 	cert :: binary() | undefined,
+	%% The PROXY protocol header (option proxy_header), for the Req.
+	proxy_header = undefined :: undefined | mustang_proxy_header:info(),
 	scheme :: binary(),
 	active_n :: pos_integer(),
 	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
@@ -147,8 +149,9 @@ defaults() ->
 %% Connection start.
 
 %% Conn carries what the previous protocol knew: buffer (bytes already read,
-%% starting with the client preface), dynbuf, peer, sock, cert, and for an
-%% Upgrade: h2c request the request itself as {upgrade, Request, Settings}.
+%% starting with the client preface), dynbuf, peer, sock, cert, proxy_header
+%% (the PROXY protocol header, option proxy_header), and for an Upgrade: h2c
+%% request the request itself as {upgrade, Request, Settings}.
 -spec init(pid(), mustang:ref(), module(), mustang_transport:socket(), map(), map())
 	-> no_return().
 init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
@@ -177,6 +180,7 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 				messages = Transport:messages(), opts = Opts,
 				chain = mustang_stream:prepare(Opts),
 				peer = Peer, sock = Sock, cert = Cert,
+				proxy_header = maps:get(proxy_header, Conn, undefined),
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
 				active_n = ActiveN, dynbuf = DynBuf, m = M,
 				settings_timer = erlang:start_timer(maps:get(settings_timeout, Opts), self(),
@@ -480,8 +484,9 @@ stream_body(St, Stream0 = #stream{id = StreamID, chain = Chain}, IsFin, Data) ->
 stream_error_response(St = #st{opts = Opts}, StreamID, IsFin, Status, Reason) ->
 	log(St, debug, "mustang ~p: ~b response to ~s on stream ~b: ~0p",
 		[St#st.ref, Status, peer(St), StreamID, Reason]),
-	PartialReq = #{ref => St#st.ref, pid => self(), streamid => StreamID, peer => St#st.peer,
-		sock => St#st.sock, cert => St#st.cert, version => 'HTTP/2'},
+	PartialReq = mustang_req:with_proxy_header(#{ref => St#st.ref, pid => self(),
+		streamid => StreamID, peer => St#st.peer, sock => St#st.sock, cert => St#st.cert,
+		version => 'HTTP/2'}, St#st.proxy_header),
 	{response, Status2, Headers, Body} = mustang_stream:early_error_response(StreamID,
 		{stream_error, Reason, 'The request was refused before any handler ran.'}, PartialReq,
 		{response, Status, #{}, <<>>}, Opts, maps:get(logger, Opts)),
@@ -506,16 +511,16 @@ start_stream(St = #st{streams = Streams}, StreamID, Request, IsFin) ->
 			Class, Reason, Stacktrace)
 	end.
 
-build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, scheme = Scheme}, StreamID,
-		Request = #{content_length := Length}, IsFin) ->
+build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, proxy_header = ProxyHeader,
+		scheme = Scheme}, StreamID, Request = #{content_length := Length}, IsFin) ->
 	{HasBody, BodyLength} = case {IsFin, Length} of
 		{fin, _} -> {false, 0};
 		{nofin, 0} -> {false, 0};
 		{nofin, _} -> {true, Length}
 	end,
 	mustang_req:new(#{ref => Ref, pid => self(), streamid => StreamID, peer => Peer, sock => Sock,
-		cert => Cert, scheme => Scheme, mode => process}, Request#{version => 'HTTP/2'}, HasBody,
-		BodyLength).
+		cert => Cert, proxy_header => ProxyHeader, scheme => Scheme, mode => process},
+		Request#{version => 'HTTP/2'}, HasBody, BodyLength).
 
 %% The stream ends now (the machine has already forgotten it): its handler
 %% process is stopped (its exit is then ignored), waiting callers are

@@ -23,6 +23,9 @@
 %%   logger (logger)                 module
 %%   protocols ([http2, http])       non-empty list of http and http2
 %%   alpn_default_protocol (http)    http | http2
+%%   proxy_header (false)            read a PROXY protocol header (v1 or v2)
+%%                                   first, before TLS (mustang_proxy_header)
+%%   proxy_header_timeout (5000)     ms for the whole header, no infinity
 %% HTTP/1.1:
 %%   request_process (false)
 %%   request_timeout (5000)          or infinity
@@ -64,6 +67,9 @@
 %%   tracer_match_specs (none)       list
 %%   tracer_flags (mustang_tracer_h's)  list of erlang:trace/3 flag atoms
 %%   access_log_format (common)      common | combined | json
+%%   access_log_peer (socket)        socket | proxy_header: the client address
+%%                                   logged, the socket peer or the PROXY
+%%                                   protocol header's source
 %%
 %% Websocket options (the Opts of {mustang_websocket, Req, State, Opts}):
 %%   idle_timeout (60000)            or infinity
@@ -116,7 +122,9 @@
 	min_recv_rate => off | {pos_integer(), pos_integer()},
 	logger => module(),
 	protocols => [http | http2, ...],
-	alpn_default_protocol => http | http2).
+	alpn_default_protocol => http | http2,
+	proxy_header => boolean(),
+	proxy_header_timeout => ms()).
 
 -define(HTTP1_OPTS,
 	request_process => boolean(),
@@ -167,7 +175,8 @@
 	tracer_callback => fun((any(), any()) -> any()),
 	tracer_match_specs => list(),
 	tracer_flags => [atom()],
-	access_log_format => common | combined | json).
+	access_log_format => common | combined | json,
+	access_log_peer => socket | proxy_header).
 
 -type http1_opts() :: #{?SHARED_OPTS, ?HTTP1_OPTS}.
 -type http2_opts() :: #{?SHARED_OPTS, ?HTTP2_OPTS}.
@@ -199,7 +208,8 @@
 	compress_buffering => false,
 	decompress_enabled => true,
 	decompress_ratio_limit => 20,
-	access_log_format => common
+	access_log_format => common,
+	access_log_peer => socket
 }).
 
 %% Validation.
@@ -249,6 +259,8 @@ protocol_option(idle_timeout, V) -> timeout_or_infinity(V);
 protocol_option(logger, V) -> is_atom(V);
 protocol_option(protocols, V) -> V =/= [] andalso protocols(V);
 protocol_option(alpn_default_protocol, V) -> V =:= http orelse V =:= http2;
+protocol_option(proxy_header, V) -> is_boolean(V);
+protocol_option(proxy_header_timeout, V) -> ms(V);
 %% HTTP/1.1.
 protocol_option(request_process, V) -> is_boolean(V);
 protocol_option(request_timeout, V) -> timeout_or_infinity(V);
@@ -301,6 +313,7 @@ protocol_option(tracer_callback, V) -> is_function(V, 2);
 protocol_option(tracer_match_specs, V) -> proper_list(V);
 protocol_option(tracer_flags, V) -> proper_list(V) andalso lists:all(fun is_atom/1, V);
 protocol_option(access_log_format, V) -> V =:= common orelse V =:= combined orelse V =:= json;
+protocol_option(access_log_peer, V) -> V =:= socket orelse V =:= proxy_header;
 protocol_option(_, _) -> unknown.
 
 websocket_option(idle_timeout, V) -> timeout_or_infinity(V);

@@ -46,6 +46,7 @@
 -export([peer/1]).
 -export([sock/1]).
 -export([cert/1]).
+-export([proxy_header/1]).
 
 %% Request body.
 -export([has_body/1]).
@@ -91,6 +92,7 @@
 
 %% Connections.
 -export([new/4]).
+-export([with_proxy_header/2]).
 
 -type req() :: #{
 	method := binary(),
@@ -314,6 +316,13 @@ sock(#{sock := Sock}) -> Sock.
 
 -spec cert(req()) -> binary() | undefined.
 cert(#{cert := Cert}) -> Cert.
+
+%% The PROXY protocol header the connection started with (protocol option
+%% proxy_header), as mustang_proxy_header:parse/1 returns it: the client's
+%% address as the proxy saw it is in src_address and src_port, while peer/1
+%% stays the proxy's. undefined when the option is off.
+-spec proxy_header(req()) -> mustang_proxy_header:info() | undefined.
+proxy_header(Req) -> maps:get(proxy_header, Req, undefined).
 
 %% Request body.
 
@@ -823,7 +832,7 @@ ok({error, Reason}) -> exit({shutdown, {socket_error, Reason}}).
 %% said (RFC 9112 3.3).
 -spec new(map(), map(), boolean(), non_neg_integer() | undefined) -> req().
 new(#{ref := Ref, pid := Pid, streamid := StreamID, peer := Peer, sock := Sock, cert := Cert,
-		scheme := ConnScheme, mode := Mode},
+		proxy_header := ProxyHeader, scheme := ConnScheme, mode := Mode},
 		Request = #{method := Method, version := Version, host := Host, path := Path, qs := Qs,
 			headers := Headers}, HasBody, BodyLength) ->
 	Scheme = case maps:get(scheme, Request, undefined) of
@@ -860,10 +869,17 @@ new(#{ref := Ref, pid := Pid, streamid := StreamID, peer := Peer, sock := Sock, 
 		%% The stream state of an inline request (mustang_inline).
 		inline => undefined
 	},
-	case maps:get(protocol, Request, undefined) of
+	Req2 = case maps:get(protocol, Request, undefined) of
 		undefined -> Req;
 		Protocol -> Req#{protocol => Protocol}
-	end.
+	end,
+	with_proxy_header(Req2, ProxyHeader).
+
+%% Req with the PROXY protocol header under proxy_header, as Cowboy's Req
+%% has it; Req as it is when the connection had none (the option is off).
+-spec with_proxy_header(Req, mustang_proxy_header:info() | undefined) -> Req when Req :: map().
+with_proxy_header(Req, undefined) -> Req;
+with_proxy_header(Req, ProxyHeader) -> Req#{proxy_header => ProxyHeader}.
 
 %% Sends Msg to the stream handlers of Req's stream (their info/3), for
 %% stream handlers of the application's own: for example

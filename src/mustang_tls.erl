@@ -30,6 +30,7 @@
 -export([shutdown/2]).
 -export([close/1]).
 -export([safe_ciphers/0]).
+-export([tcp_socket/1]).
 
 %% Writes larger than this go in pieces (mustang_transport:send_in_pieces/3).
 -define(PIECE, 262144).
@@ -202,3 +203,11 @@ shutdown(Socket, How) ->
 close(Socket) ->
 	_ = ssl:close(Socket),
 	ok.
+
+%% The TCP socket under a TLS socket that has not done its handshake yet:
+%% the PROXY protocol header comes before the ClientHello and is read from
+%% it (mustang_conn). ssl has no documented call for it: this is the shape
+%% of the socket ssl:transport_accept/2 returns in OTP 25 and 26, which
+%% Ranch's recv_proxy_header relies on as well.
+-spec tcp_socket(ssl:sslsocket()) -> gen_tcp:socket().
+tcp_socket({sslsocket, {gen_tcp, Socket, _, _}, _}) -> Socket.

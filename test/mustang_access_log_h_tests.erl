@@ -229,3 +229,39 @@ logger_formatter_test() ->
 	?assertEqual(<<(mustang_access_log_h:format(Report))/binary, "\n">>, Out),
 	?assertMatch({match, _}, re:run(Out, "^127\\.0\\.0\\.1 - - \\[\\d\\d/\\w{3}/\\d{4}:"
 		"\\d\\d:\\d\\d:\\d\\d [+-]\\d{4}\\] \"GET / HTTP/1\\.0\" 200 -\n$")).
+
+%% access_log_peer => proxy_header logs the client behind the proxy (the
+%% PROXY protocol header's source); the socket peer when the option is
+%% socket (the default), when the header has no IP source (LOCAL, UNIX) or
+%% when there is no header; early errors too.
+access_log_peer_test() ->
+	with_logger(fun() ->
+		Proxy = #{version => 2, command => proxy, transport_family => ipv4,
+			transport_protocol => stream, src_address => {203, 0, 113, 9}, src_port => 40000,
+			dest_address => {10, 0, 0, 1}, dest_port => 443},
+		Peer = fun(Req, PeerOpt) ->
+			Opts = #{stream_handlers => [fake_stream_h], access_log_format => common,
+				access_log_peer => PeerOpt, fake_pid => self()},
+			{[], S1} = mustang_access_log_h:init(1, Req, Opts),
+			_ = mustang_access_log_h:terminate(1, normal, S1),
+			receive {fake, terminate, 1, normal} -> ok after 1000 -> error(next_not_terminated) end,
+			#{msg := {report, #{peer := P}}} = event(),
+			P
+		end,
+		WithProxy = (req())#{proxy_header => Proxy},
+		?assertEqual({203, 0, 113, 9}, Peer(WithProxy, proxy_header)),
+		?assertEqual({192, 168, 1, 20}, Peer(WithProxy, socket)),
+		?assertEqual({192, 168, 1, 20}, Peer(req(), proxy_header)),
+		?assertEqual({192, 168, 1, 20}, Peer((req())#{proxy_header => #{version => 2,
+			command => local}}, proxy_header)),
+		?assertEqual({192, 168, 1, 20}, Peer((req())#{proxy_header => #{version => 2,
+			command => proxy, transport_family => unix, src_address => <<"/run/a.sock">>}},
+			proxy_header)),
+		Partial = #{ref => test_ref, pid => self(), streamid => 1, peer => {{127, 0, 0, 1}, 4000},
+			sock => {{127, 0, 0, 1}, 80}, cert => undefined, proxy_header => Proxy},
+		_ = mustang_access_log_h:early_error(1, {connection_error, protocol_error, <<"x">>},
+			Partial, {response, 400, #{}, <<>>}, #{stream_handlers => [fake_stream_h],
+				access_log_peer => proxy_header}),
+		?assertMatch(#{msg := {report, #{peer := {203, 0, 113, 9}, early_error := true}}}, event()),
+		no_event()
+	end).

@@ -1,7 +1,8 @@
 %% Every codec's errors have the documented shape (doc/internals/errors.md):
 %% {error, {Class, Code, Reason}} with Class in the known set, Code of the
 %% kind its class uses, and Reason an atom whose text ends with the RFC
-%% section it enforces, "(RFCnnnn s.s)", or for a limit that is Mustang's own
+%% section it enforces, "(RFCnnnn s.s)" (for the PROXY protocol, which has
+%% no RFC, the section of HAProxy's specification, "(PROXY protocol s.s)"), or for a limit that is Mustang's own
 %% with "(Mustang Name)", Name in the documented exception list.
 %%
 %% Two walks: each error case run against the codec (runtime shape), and
@@ -13,10 +14,11 @@
 -include_lib("eunit/include/eunit.hrl").
 
 %% Reasons that name no RFC section (doc/internals/errors.md).
--define(EXCEPTIONS, [<<"max_keys">>, <<"unknown_header">>]).
+-define(EXCEPTIONS, [<<"max_keys">>, <<"unknown_header">>, <<"proxy_header">>]).
 
 -define(CODECS, [mustang_http1_codec, mustang_ws_frame, mustang_utf8, mustang_ws_deflate,
-	mustang_http_hd, mustang_http_hd_accept, mustang_qs, mustang_cookie, mustang_date]).
+	mustang_http_hd, mustang_http_hd_accept, mustang_qs, mustang_cookie, mustang_date,
+	mustang_proxy_header]).
 
 %% The header parsers keep their sentences in a reason/1 table.
 -define(REASON_TABLES, [mustang_http_hd, mustang_http_hd_accept]).
@@ -25,9 +27,10 @@
 
 reason_ok(Reason) when is_atom(Reason) ->
 	Text = atom_to_binary(Reason, utf8),
-	case re:run(Text, <<"^[A-Z].*\\. \\((RFC[0-9]{4} [0-9]+(\\.[0-9]+)*|Mustang ([a-z_]+))\\)$">>,
+	case re:run(Text, <<"^[A-Z].*\\. \\(((?:RFC[0-9]{4}|PROXY protocol) [0-9]+(\\.[0-9]+)*|Mustang ([a-z_]+))\\)$">>,
 			[{capture, all, binary}]) of
 		{match, [_, <<"RFC", _/binary>> | _]} -> true;
+		{match, [_, <<"PROXY protocol", _/binary>> | _]} -> true;
 		{match, [_, _, _, Name]} -> lists:member(Name, ?EXCEPTIONS);
 		_ -> false
 	end;
@@ -36,6 +39,7 @@ reason_ok(_) ->
 
 code_ok(http_error, Code) -> is_integer(Code) andalso Code >= 400 andalso Code =< 505;
 code_ok(value_error, Code) -> Code =:= 400;
+code_ok(proxy_error, Code) -> Code =:= 400;
 code_ok(ws_error, Code) -> lists:member(Code, [1002, 1007, 1009]);
 code_ok(_, _) -> false.
 
@@ -58,7 +62,10 @@ reason_format_test_() ->
 		?_assertNot(shape_ok({ws_error, 400, 'A. (RFC6455 5.2)'})),
 		?_assertNot(shape_ok({value_error, 404, 'A. (RFC9110 8.3)'})),
 		?_assertNot(shape_ok({other_error, 400, 'A. (RFC9110 8.3)'})),
-		?_assert(shape_ok({value_error, 400, 'A. (RFC9110 8.3)'}))
+		?_assert(shape_ok({value_error, 400, 'A. (RFC9110 8.3)'})),
+		?_assert(shape_ok({proxy_error, 400, 'A. (PROXY protocol 2.1)'})),
+		?_assertNot(shape_ok({proxy_error, 1002, 'A. (PROXY protocol 2.1)'})),
+		?_assertNot(reason_ok('A. (PROXY protocol)'))
 	].
 
 mustang_error_test_() ->
@@ -78,7 +85,7 @@ mustang_error_test_() ->
 %% {Name, ExpectedClass, ExpectedCode, Fun}: Fun returns the codec's result.
 cases() ->
 	http1_cases() ++ chunked_cases() ++ ws_frame_cases() ++ utf8_cases() ++ deflate_cases()
-		++ header_cases() ++ qs_cases() ++ cookie_date_cases().
+		++ header_cases() ++ qs_cases() ++ cookie_date_cases() ++ proxy_header_cases().
 
 req(Bin) -> req(Bin, #{}).
 req(Bin, Limits) ->
@@ -269,6 +276,34 @@ cookie_date_cases() ->
 		{date, value_error, 400, fun() -> mustang_date:parse(<<"Sun, 06 Nov 1994 08:49:37 UTC">>) end}
 	].
 
+%% One case per error of mustang_proxy_header (its own tests check the
+%% parsed values; mustang_proxy_header_tests).
+proxy_header_cases() ->
+	P = fun(Name, Bin) -> {Name, proxy_error, 400, fun() -> mustang_proxy_header:parse(Bin) end} end,
+	Sig = <<"\r\n\r\n\0\r\nQUIT\n">>,
+	V2 = fun(FamProto, Block) -> <<Sig/binary, 16#21, FamProto, (byte_size(Block)):16, Block/binary>> end,
+	Addr4 = <<127, 0, 0, 1, 127, 0, 0, 2, 1:16, 2:16>>,
+	[
+		P(proxy_bad_signature, <<"GET / HTTP/1.1\r\n">>),
+		P(proxy_v1_too_long, <<"PROXY ", (binary:copy(<<"a">>, 101))/binary>>),
+		P(proxy_v1_bare_lf, <<"PROXY UNKNOWN\n">>),
+		P(proxy_v1_protocol, <<"PROXY UDP4 1.1.1.1 2.2.2.2 1 2\r\n">>),
+		P(proxy_v1_port, <<"PROXY TCP4 1.1.1.1 2.2.2.2 65536 2\r\n">>),
+		P(proxy_v1_address, <<"PROXY TCP4 ::1 2.2.2.2 1 2\r\n">>),
+		P(proxy_v1_fields, <<"PROXY TCP4 1.1.1.1  2.2.2.2 1 2\r\n">>),
+		P(proxy_v2_too_long, <<Sig/binary, 16#21, 16#11, 4081:16>>),
+		P(proxy_v2_version, <<Sig/binary, 16#11, 16#11, 12:16, Addr4/binary>>),
+		P(proxy_v2_command, <<Sig/binary, 16#22, 16#11, 12:16, Addr4/binary>>),
+		P(proxy_v2_short_block, V2(16#21, Addr4)),
+		P(proxy_v2_family, V2(16#41, Addr4)),
+		P(proxy_v2_tlv_overrun, V2(16#11, <<Addr4/binary, 16#01, 5:16, "h2">>)),
+		P(proxy_v2_crc, V2(16#11, <<Addr4/binary, 16#03, 4:16, 1:32>>)),
+		P(proxy_v2_crc_length, V2(16#11, <<Addr4/binary, 16#03, 2:16, 1:16>>)),
+		P(proxy_v2_unique_id, V2(16#11, <<Addr4/binary, 16#05, 129:16, (binary:copy(<<"u">>, 129))/binary>>)),
+		P(proxy_v2_ssl_short, V2(16#11, <<Addr4/binary, 16#20, 2:16, 1, 0>>)),
+		P(proxy_v2_ssl_sub_overrun, V2(16#11, <<Addr4/binary, 16#20, 8:16, 1, 0:32, 16#21, 9:16>>))
+	].
+
 runtime_shape_test_() ->
 	[{lists:flatten(io_lib:format("~0p", [Name])), fun() ->
 		Result = F(),
@@ -292,11 +327,11 @@ walk({function, _, reason, 1, Clauses}, M, Acc) ->
 		false -> walk(Clauses, M, Acc)
 	end;
 walk({tuple, _, [{atom, _, Class}, {integer, _, Code}, {atom, _, Reason}]}, _, Acc)
-		when Class =:= http_error; Class =:= ws_error; Class =:= value_error ->
+		when Class =:= http_error; Class =:= ws_error; Class =:= value_error; Class =:= proxy_error ->
 	[{Class, Code, Reason} | Acc];
 %% In a pattern: {Class, Code, Var = 'Reason'}.
 walk({tuple, _, [{atom, _, Class}, {integer, _, Code}, {match, _, _, {atom, _, Reason}}]}, _, Acc)
-		when Class =:= http_error; Class =:= ws_error; Class =:= value_error ->
+		when Class =:= http_error; Class =:= ws_error; Class =:= value_error; Class =:= proxy_error ->
 	[{Class, Code, Reason} | Acc];
 walk(T, M, Acc) when is_tuple(T) ->
 	walk(tuple_to_list(T), M, Acc);

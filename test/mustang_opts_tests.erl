@@ -28,6 +28,8 @@ protocol_table() ->
 		{logger, [logger, my_logger], ["logger", fun logger:info/1]},
 		{protocols, [[http], [http2], [http2, http]], [[], [http3], [http | http2], http]},
 		{alpn_default_protocol, [http, http2], [h2, <<"h2">>, [http]]},
+		{proxy_header, [true, false], [1, yes, v2]},
+		{proxy_header_timeout, [0, 5000, ?MAX_MS], [-1, ?MAX_MS + 1, infinity]},
 		{request_process, [true, false], [yes, 0]},
 		{request_timeout, [0, ?MAX_MS, infinity], [-1, ?MAX_MS + 1, undefined]},
 		{max_keepalive, [0, 1000, infinity], [-1, 1.0, unlimited]},
@@ -77,7 +79,8 @@ protocol_table() ->
 		{tracer_match_specs, [[], [{method, <<"GET">>}, Fun1]], [[a | b], undefined]},
 		{tracer_flags, [[], [send, 'receive', set_on_spawn]], [[{tracer, self()}], [send | x],
 			send]},
-		{access_log_format, [common, combined, json], [<<"common">>, apache]}
+		{access_log_format, [common, combined, json], [<<"common">>, apache]},
+		{access_log_peer, [socket, proxy_header], [peer, <<"socket">>, undefined]}
 	].
 
 %% Protocol options that have no default.

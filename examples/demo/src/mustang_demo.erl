@@ -9,7 +9,10 @@
 %%   /static/...      reserved for the static file handler
 %%   /ws              Websocket echo (text and binary; permessage-deflate offered)
 %%   GET  /chat       a chat page; its script talks to /ws/chat
-%%   /ws/chat         Websocket broadcast chat
+%%   /ws/chat         Websocket broadcast chat, across the nodes of a cluster
+%%                    (pg); the upgrade response's x-mustang-node header
+%%                    names the node that serves the connection
+%%   GET  /health     200 "ok": the health check of a load balancer
 %%
 %% Both listeners serve HTTP/1.1 and HTTP/2 (h2c on the clear port by prior
 %% knowledge or Upgrade, h2 by ALPN on the TLS port), and Websocket over
@@ -47,7 +50,8 @@ start() ->
 -spec start(map()) -> {ok, {pid(), pid()}} | {error, any()}.
 start(Config = #{port := Port, tls_port := TLSPort}) ->
 	{ok, _} = application:ensure_all_started(mustang),
-	%% The chat's process group scope.
+	%% The chat's process group scope: on every node of a cluster, so that
+	%% a message reaches the members on all of them.
 	_ = case pg:start(mustang_demo) of
 		{ok, _} -> ok;
 		{error, {already_started, _}} -> ok
@@ -85,7 +89,8 @@ routes() ->
 		{"/stream", mustang_demo_stream_h, []},
 		{"/ws", mustang_demo_ws_echo_h, []},
 		{"/chat", mustang_demo_chat_page_h, []},
-		{"/ws/chat", mustang_demo_chat_h, []}
+		{"/ws/chat", mustang_demo_chat_h, []},
+		{"/health", mustang_demo_health_h, []}
 	]}].
 
 -spec protocol_opts(map()) -> map().

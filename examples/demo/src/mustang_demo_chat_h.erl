@@ -1,6 +1,10 @@
 %% /ws/chat: a broadcast chat. Each text message a client sends goes to
 %% every client connected, the sender included. Members are kept in a pg
-%% group (scope mustang_demo, started by mustang_demo:start/1).
+%% group (scope mustang_demo, started by mustang_demo:start/1): when the
+%% demo runs on several connected nodes (behind a load balancer), the group
+%% holds the members of every node and a message reaches them all
+%% (doc/guide/deployment.md). The upgrade response has an x-mustang-node
+%% header, the name of the node that serves the connection.
 -module(mustang_demo_chat_h).
 -behaviour(mustang_websocket).
 
@@ -13,7 +17,8 @@
 
 -spec init(mustang_req:req(), any()) -> {mustang_websocket, mustang_req:req(), any(), map()}.
 init(Req, _) ->
-	{mustang_websocket, Req, undefined, #{compress => true, max_frame_size => 65536}}.
+	Req2 = mustang_req:set_resp_header(<<"x-mustang-node">>, atom_to_binary(node()), Req),
+	{mustang_websocket, Req2, undefined, #{compress => true, max_frame_size => 65536}}.
 
 -spec websocket_init(State) -> {list(), State}.
 websocket_init(State) ->
