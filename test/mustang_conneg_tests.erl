@@ -293,5 +293,5 @@ prop_language() ->
 
 properties_test_() ->
 	Props = [prop_media_types(), prop_media_types_best_weight(), prop_language()],
-	{timeout, 60, [?_assert(proper:quickcheck(P, [{numtests, 1000}, {to_file, user}]))
-		|| P <- Props]}.
+	[{timeout, 60, ?_assert(proper:quickcheck(P, [{numtests, 1000}, {to_file, user}]))}
+		|| P <- Props].

@@ -226,8 +226,8 @@ properties_test_() ->
 		prop_never_crashes(),
 		prop_mutated_never_crashes()
 	],
-	{timeout, 60, [?_assert(proper:quickcheck(P, [{numtests, 500}, {to_file, user}]))
-		|| P <- Props]}.
+	[{timeout, 60, ?_assert(proper:quickcheck(P, [{numtests, 500}, {to_file, user}]))}
+		|| P <- Props].
 
 is_result({ok, List}) when is_list(List) ->
 	lists:all(fun

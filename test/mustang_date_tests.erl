@@ -187,8 +187,8 @@ properties_test_() ->
 		prop_mutated_never_crash(),
 		prop_truncated_fails()
 	],
-	{timeout, 60, [?_assert(proper:quickcheck(P, [{numtests, 1000}, {to_file, user}]))
-		|| P <- Props]}.
+	[{timeout, 60, ?_assert(proper:quickcheck(P, [{numtests, 1000}, {to_file, user}]))}
+		|| P <- Props].
 
 is_result({ok, {{Y, Mo, D}, {H, Mi, S}}}) ->
 	calendar:valid_date(Y, Mo, D) andalso H >= 0 andalso H =< 23

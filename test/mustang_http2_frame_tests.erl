@@ -907,8 +907,8 @@ properties_test_() ->
 		{"headers/4 splits into CONTINUATION", prop_headers_split(), 500},
 		{"push_promise_frames/4 splits into CONTINUATION", prop_push_promise_split(), 500}
 	],
-	{timeout, 120, [{Name, ?_assert(proper:quickcheck(P, [{numtests, N}, {to_file, user}]))}
-		|| {Name, P, N} <- Props]}.
+	[{Name, {timeout, 120, ?_assert(proper:quickcheck(P, [{numtests, N}, {to_file, user}]))}}
+		|| {Name, P, N} <- Props].
 
 %% Independent check with Python's hyperframe.
 

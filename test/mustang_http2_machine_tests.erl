@@ -791,5 +791,5 @@ properties_test_() ->
 			prop_never_crash(), 1500},
 		{"any split of a valid byte stream gives the same events and output", prop_splits(), 500}
 	],
-	{timeout, 120, [{Name, ?_assert(proper:quickcheck(P, [{numtests, N}, {to_file, user}]))}
-		|| {Name, P, N} <- Props]}.
+	[{Name, {timeout, 120, ?_assert(proper:quickcheck(P, [{numtests, N}, {to_file, user}]))}}
+		|| {Name, P, N} <- Props].

@@ -829,5 +829,7 @@ properties_test_() ->
 		prop_host_roundtrip(),
 		prop_sec_websocket_extensions_roundtrip()
 	],
-	{timeout, 120, [?_assert(proper:quickcheck(P, [{numtests, 500}, {to_file, user}]))
-		|| P <- Props]}.
+	%% One timeout per property: all of them under one timeout ran out on a
+	%% loaded machine.
+	[{timeout, 120, ?_assert(proper:quickcheck(P, [{numtests, 500}, {to_file, user}]))}
+		|| P <- Props].

@@ -187,8 +187,8 @@ properties_test_() ->
 		prop_parse_qs_never_crashes(),
 		prop_parse_qs_limited_never_crashes()
 	],
-	{timeout, 60, [?_assert(proper:quickcheck(P, [{numtests, 500}, {to_file, user}]))
-		|| P <- Props]}.
+	[{timeout, 60, ?_assert(proper:quickcheck(P, [{numtests, 500}, {to_file, user}]))}
+		|| P <- Props].
 
 is_qs_result({ok, List}) when is_list(List) ->
 	lists:all(fun
