@@ -16,6 +16,8 @@
 %%   middlewares ([mustang_router, mustang_handler])
 %%   request_process (false)       run each request in its own process
 %%   active_n (100)                socket messages between {active, N} rearms
+%%   adaptive_active (true)        {active, 1} while the run queues are empty
+%%                                 (gen_tcp only, mustang_conn_chores:rearm/3)
 %%   dynamic_buffer ({1024, 131072}) bounds of the dynamic socket buffer, or false
 %%   hibernate (false)             hibernate between requests
 %%   idle_timeout (60000)          ms without data while a request is in progress
@@ -70,6 +72,7 @@
 	middlewares => [mustang_router, mustang_handler],
 	request_process => false,
 	active_n => 100,
+	adaptive_active => true,
 	dynamic_buffer => {1024, 131072},
 	hibernate => false,
 	idle_timeout => 60000,
@@ -123,7 +126,7 @@
 	%% HTTP/2 by prior knowledge or Upgrade: h2c (clear text only).
 	h2c :: boolean(),
 	%% Socket reading.
-	active_n :: pos_integer(),
+	active_n :: mustang_conn_chores:active(),
 	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
 	%% Idle timeout: a periodic tick counts the ticks without data.
 	idle_ticks = 0 :: non_neg_integer(),
@@ -167,11 +170,12 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 	Opts = maps:merge(?DEFAULTS, Opts0),
 	Limits = maps:merge(mustang_http1_codec:default_limits(),
 		maps:with(maps:keys(mustang_http1_codec:default_limits()), Opts)),
-	#{active_n := ActiveN} = Opts,
+	#{active_n := ActiveN0} = Opts,
+	ActiveN = mustang_conn_chores:active(Transport, ActiveN0, maps:get(adaptive_active, Opts)),
 	DynBuf = mustang_dynbuf:for_listener(Ref, maps:get(dynamic_buffer, Opts)),
 	SockOpts = case mustang_dynbuf:size(DynBuf) of
-		undefined -> [{active, ActiveN}];
-		Size -> [{active, ActiveN}, {buffer, Size}]
+		undefined -> [{active, ActiveN0}];
+		Size -> [{active, ActiveN0}, {buffer, Size}]
 	end,
 	case {Transport:setopts(Socket, SockOpts), mustang_transport:socket_info(Transport, Socket)} of
 		{ok, {ok, Peer, Sock, Cert}} ->
@@ -284,6 +288,9 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 passive(St = #st{stream = #stream{buffer = StreamBuffer}}, Buffer)
 		when byte_size(StreamBuffer) + byte_size(Buffer) > ?MAX_BUFFERED ->
 	loop(St#st{paused = true}, Buffer);
+passive(St = #st{transport = Transport, socket = Socket, active_n = N, stream = undefined}, <<>>) ->
+	ok = mustang_conn_chores:rearm_idle(Transport, Socket, N),
+	loop(St, <<>>);
 passive(St = #st{transport = Transport, socket = Socket, active_n = N}, Buffer) ->
 	ok = mustang_conn_chores:rearm(Transport, Socket, N),
 	loop(St, Buffer).

@@ -22,7 +22,7 @@
 	resp = none :: none | chunked | {identity, non_neg_integer() | unknown} | close_delimited
 		| done | {switch, module(), any()},
 	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
-	active_n :: pos_integer(),
+	active_n :: mustang_conn_chores:active(),
 	%% How long a body read may wait for data, and how much unread body
 	%% may be discarded to keep the connection.
 	idle_timeout :: timeout(),

@@ -125,7 +125,7 @@
 	%% The PROXY protocol header (option proxy_header), for the Req.
 	proxy_header = undefined :: undefined | mustang_proxy_header:info(),
 	scheme :: binary(),
-	active_n :: pos_integer(),
+	active_n :: mustang_conn_chores:active(),
 	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
 	m :: mustang_http2_machine:machine(),
 	settings_timer = undefined :: undefined | reference(),
@@ -159,14 +159,15 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 	ok = mustang_conns_sup:protocol(Parent, http2),
 	%% Opts0 has the shared options' defaults (mustang_conn, mustang_http1).
 	Opts = maps:merge(?DEFAULTS, Opts0),
-	ActiveN = maps:get(active_n, Opts),
+	ActiveN0 = maps:get(active_n, Opts),
+	ActiveN = mustang_conn_chores:active(Transport, ActiveN0, maps:get(adaptive_active, Opts, true)),
 	DynBuf = case Conn of
 		#{dynbuf := D} -> D;
 		_ -> mustang_dynbuf:for_listener(Ref, maps:get(dynamic_buffer, Opts))
 	end,
 	SockOpts = case mustang_dynbuf:size(DynBuf) of
-		undefined -> [{active, ActiveN}];
-		Size -> [{active, ActiveN}, {buffer, Size}]
+		undefined -> [{active, ActiveN0}];
+		Size -> [{active, ActiveN0}, {buffer, Size}]
 	end,
 	Info = case Conn of
 		#{peer := P, sock := S} -> {ok, P, S, maps:get(cert, Conn, undefined)};
@@ -238,6 +239,9 @@ loop(St = #st{socket = Socket, messages = {OK, Closed, Error, Passive}, parent =
 		{OK, Socket, Data} ->
 			DynBuf = update_dynbuf(byte_size(Data), St),
 			loop(socket_data(St#st{received = true, dynbuf = DynBuf}, Data));
+		{Passive, Socket} when map_size(St#st.streams) =:= 0 ->
+			ok = mustang_conn_chores:rearm_idle(St#st.transport, Socket, St#st.active_n),
+			loop(St);
 		{Passive, Socket} ->
 			ok = mustang_conn_chores:rearm(St#st.transport, Socket, St#st.active_n),
 			loop(St);

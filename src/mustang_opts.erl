@@ -15,6 +15,7 @@
 %%   middlewares ([mustang_router, mustang_handler])
 %%   stream_handlers ([mustang_stream_h])  the stream handler chain
 %%   active_n (100)                  1..32767, {active, N} of the socket
+%%   adaptive_active (true)          boolean, {active, 1} when the run queues are empty
 %%   dynamic_buffer ({1024, 131072}) {Min, Max}, 1 =< Min =< Max, or false
 %%   hibernate (false)
 %%   idle_timeout (60000)            or infinity
@@ -116,6 +117,7 @@
 	middlewares => [module()],
 	stream_handlers => [module()],
 	active_n => active_n(),
+	adaptive_active => boolean(),
 	dynamic_buffer => false | {pos_integer(), pos_integer()},
 	hibernate => boolean(),
 	idle_timeout => ms() | infinity,
@@ -253,6 +255,7 @@ protocol_option(env, V) -> is_map(V) andalso atoms(maps:keys(V));
 protocol_option(middlewares, V) -> atoms(V);
 protocol_option(stream_handlers, V) -> atoms(V);
 protocol_option(active_n, V) -> int(V, 1, ?MAX_ACTIVE_N);
+protocol_option(adaptive_active, V) -> is_boolean(V);
 protocol_option(dynamic_buffer, V) -> V =:= false orelse buffer_bounds(V);
 protocol_option(hibernate, V) -> is_boolean(V);
 protocol_option(idle_timeout, V) -> timeout_or_infinity(V);

@@ -108,7 +108,7 @@
 	close_timeout :: timeout(),
 	%% HTTP/1.1: the listener's linger_timeout, for the socket's close.
 	linger_timeout = 1000 :: timeout(),
-	active_n :: pos_integer(),
+	active_n :: mustang_conn_chores:active(),
 	active = true :: boolean(),
 	hibernate = false :: boolean(),
 	%% Idle timeout: ticks without data.
@@ -257,7 +257,9 @@ takeover(Parent, Ref, Transport, Socket, ProtoOpts, Buffer, DynBuf,
 	St0 = init_state(Handler, HState, Req, Opts, Deflate),
 	St = St0#ws{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
 		messages = Transport:messages(), dynbuf = DynBuf,
-		active_n = maps:get(active_n, Opts, maps:get(active_n, ProtoOpts, 100)),
+		active_n = mustang_conn_chores:active(Transport,
+			maps:get(active_n, Opts, maps:get(active_n, ProtoOpts, 100)),
+			maps:get(adaptive_active, ProtoOpts, true)),
 		linger_timeout = maps:get(linger_timeout, ProtoOpts, 1000),
 		logger = maps:get(logger, ProtoOpts, logger)},
 	start(St, Buffer).
@@ -298,6 +300,16 @@ set_active(#ws{active = false}) -> ok;
 set_active(#ws{transport = Transport, socket = Socket, active_n = N}) ->
 	mustang_conn_chores:rearm(Transport, Socket, N).
 
+%% Between messages (mustang_conn_chores:rearm_idle/3).
+set_active_idle(St = #ws{transport = Transport, socket = Socket, active_n = N, active = true,
+		msg = none, frame = Frame}) when Socket =/= undefined ->
+	case mustang_ws_frame:in_frame(Frame) of
+		false -> mustang_conn_chores:rearm_idle(Transport, Socket, N);
+		true -> set_active(St)
+	end;
+set_active_idle(St) ->
+	set_active(St).
+
 %% The loop.
 
 -spec loop(#ws{}) -> no_return().
@@ -311,7 +323,7 @@ loop(St = #ws{socket = Socket, messages = Messages, stream = Stream, parent = Pa
 			St2 = St#ws{received = true, dynbuf = update_dynbuf(byte_size(Data), St)},
 			data(St2, Data);
 		{Passive, Socket} ->
-			_ = set_active(St),
+			_ = set_active_idle(St),
 			loop(St);
 		{Closed, Socket} ->
 			terminate(St, {error, closed});
