@@ -21,6 +21,7 @@ protocol_table() ->
 		{middlewares, [[], [mustang_router, mustang_handler]], [[<<"m">>], [a | b], a]},
 		{stream_handlers, [[], [mustang_stream_h], [a, b]], [["a"], [a | b], a]},
 		{active_n, [1, 100, 32767], [0, 32768, -1, infinity, 1.0]},
+		{adaptive_active, [true, false], [1, yes, undefined]},
 		{dynamic_buffer, [false, {1, 1}, {1024, 131072}],
 			[true, {0, 10}, {10, 9}, {1, a}, {1, 2, 3}, [1, 2]]},
 		{hibernate, [true, false], [yes, 1]},
