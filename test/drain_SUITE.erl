@@ -58,7 +58,9 @@ start(Config, Delay) ->
 	start(Config, Delay, #{}).
 
 start(Config, Delay, TransOpts) ->
-	Counters = counters:new(2, []),
+	%% 1: slow requests in flight, 2: slow requests done, 3: HTTP/2 requests
+	%% the server saw, 4: HTTP/2 requests it answered with 200.
+	Counters = counters:new(4, []),
 	Dispatch = mustang_router:compile([{'_', [
 		{"/", hello_h, []},
 		{"/slow", drain_slow_h, #{delay => Delay, counters => Counters}},
@@ -68,8 +70,17 @@ start(Config, Delay, TransOpts) ->
 	{ok, _} = mustang:start_clear(?config(ref, Config),
 		maps:merge(#{port => 0, num_acceptors => 4}, TransOpts),
 		#{env => #{dispatch => Dispatch}, request_process => ?config(request_process, Config),
-			enable_connect_protocol => true}),
+			enable_connect_protocol => true,
+			stream_handlers => [mustang_metrics_h, mustang_stream_h],
+			metrics_callback => fun(Metrics) -> count_http2(Counters, Metrics) end}),
 	{mustang:get_port(?config(ref, Config)), Counters}.
+
+count_http2(Counters, #{req := #{version := 'HTTP/2'}} = Metrics) ->
+	counters:add(Counters, 3, 1),
+	_ = maps:get(resp_status, Metrics, undefined) =:= 200 andalso counters:add(Counters, 4, 1),
+	ok;
+count_http2(_, _) ->
+	ok.
 
 %% Under load.
 
@@ -151,11 +162,24 @@ under_load(Config, Stop) ->
 	%% Each of wrk's 8 connections was told to close: none was closed under
 	%% a request (which wrk would count as a read error).
 	?assert(maps:get(closes, Wrk1) >= 8),
-	_ = [begin
-		?assert(maps:get(succeeded, H) > 0),
-		?assertEqual(maps:get(started, H), maps:get(succeeded, H)),
-		?assertEqual(0, maps:get(non2xx, H))
-	end || H <- [H11, H21]],
+	?assert(maps:get(succeeded, H11) > 0),
+	?assertEqual(maps:get(started, H11), maps:get(succeeded, H11)),
+	?assertEqual(0, maps:get(non2xx, H11)),
+	%% h2c: nghttp2 refuses to send a request it was given after the first
+	%% GOAWAY came (NGHTTP2_ERR_START_STREAM_NOT_ALLOWED), and h2load counts
+	%% it started and not succeeded. Such a request never reached the server:
+	%% what counts is that every request the server saw was answered, and
+	%% that every answer reached the client.
+	H2Seen = counters:get(Counters, 3),
+	H2Answered = counters:get(Counters, 4),
+	ct:pal("h2c: the server saw ~b requests and answered ~b; h2load: ~b succeeded, "
+		"~b started and never sent (refused by the client after the GOAWAY)",
+		[H2Seen, H2Answered, maps:get(succeeded, H21),
+			maps:get(started, H21) - maps:get(succeeded, H21)]),
+	?assert(maps:get(succeeded, H21) > 0),
+	?assertEqual(H2Seen, H2Answered),
+	?assertEqual(H2Answered, maps:get(succeeded, H21)),
+	?assertEqual(0, maps:get(non2xx, H21)),
 	?assertEqual(lists:duplicate(NumWs, <<"1001">>), WsCodes),
 	%% The drain returned once the last request ended, before its timeout.
 	?assertEqual(0, InFlightAfter),
