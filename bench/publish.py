@@ -397,13 +397,17 @@ def main():
         p("")
         lin = []
         for s, proto in keys:
+            # from 4 MiB on: below, the fixed cost of a curl run dominates
             pts = {b: t for b, t in bodies[(s, proto)].items() if t and b >= 4 * MIB}
             if len(pts) >= 2:
                 lo, hi = min(pts), max(pts)
-                lin.append("%s %s %.2f" % (LABEL.get(s, s), proto, (pts[hi] / hi) / (pts[lo] / lo)))
+                lin.append("%s %s %.2f (%s to %s)" % (LABEL.get(s, s), proto,
+                                                      (pts[hi] / hi) / (pts[lo] / lo),
+                                                      size_label(lo), size_label(hi)))
         if lin:
-            p("Linearity: seconds per byte at %s / seconds per byte at 4 MiB (1.00 = linear): %s."
-              % (size_label(max(sizes)), ", ".join(lin)))
+            p("Linearity, seconds per byte at the largest size / at the smallest size from 4 MiB"
+              " on (1.00 = time proportional to size, above = slower per byte on big bodies): %s."
+              % ", ".join(lin))
             p("")
         image(p, made, "scaling_body.png", "upload time against body size")
         for e in body_errors:
