@@ -76,9 +76,10 @@ def cell(row, wl):
     if lo is not None and skey != key and row.get(skey):
         # W3/W4: the spread is kept on req/s; MB/s is proportional
         lo, hi = lo * v / row[skey], hi * v / row[skey]
+    mark = " †" if row.get("failed") else ""  # rounds left out (see "Errors and incidents")
     if lo is None or lo == hi:
-        return human(v)
-    return "%s (%s–%s)" % (human(v), human(lo), human(hi))
+        return human(v) + mark
+    return "%s (%s–%s)%s" % (human(v), human(lo), human(hi), mark)
 
 
 def xfmt(v, scaled=False):
@@ -317,7 +318,7 @@ def main():
           " only), nginx 1.22 (2 workers) and a Go Websocket echo server (gorilla) as references."
           " All with `max_keepalive` infinity." % peers)
     p("")
-    p("Each cell: median (min–max over the rounds). Ratios: Mustang's median / the other"
+    p("Each cell: median (min–max over the rounds; † = a round left out, see the end). Ratios: Mustang's median / the other"
       " server's median (> 1 = Mustang better; W5 compares times, inverted).")
     p("")
     ws_order = [w for w in wls if w.startswith("W6")]
@@ -414,12 +415,21 @@ def main():
             p("- body run failed: %s" % e)
         if body_errors:
             p("")
-    errs = ["%s %s: %s" % (r["workload"], r["server"], "; ".join(r["errors"]))
-            for r in data["rows"] + data["ws_rows"] if r.get("errors")]
-    if errs:
-        p("## Errors")
+    errs = ["%s %s: %s" % (r["workload"], r["server"], report.errors_text(r))
+            for r in data["rows"] + data["ws_rows"] if r.get("errors") or r.get("failed")]
+    incidents = []
+    try:
+        with open(os.path.join(resdir, "incidents.txt")) as f:
+            incidents = [l.strip() for l in f if l.strip()]
+    except OSError:
+        pass
+    if errs or incidents:
+        p("## Errors and incidents")
         p("")
-        for e in errs:
+        p("A row with errors has no figure; a round with errors is left out of its row's median"
+          " and spread (the cell then shows the clean rounds only).")
+        p("")
+        for e in errs + incidents:
             p("- %s" % e)
         p("")
     if not made:

@@ -274,7 +274,15 @@ def load(resdir):
     results = {}
     for wl, servers in rounds.items():
         for server, rs in servers.items():
-            merged = {"errors": [e for r in rs for e in r["errors"]], "rounds": len(rs)}
+            # A round with errors (e.g. the server was killed under it) is
+            # no figure: the median is over the other rounds, and the row
+            # is an error only when no round is clean. The failed rounds'
+            # errors are kept as "failed".
+            ok = [r for r in rs if not r["errors"]]
+            failed = [e for r in rs for e in r["errors"]]
+            merged = {"errors": [] if ok else failed, "rounds": len(ok or rs),
+                      "failed": failed if ok else []}
+            rs = ok or rs
             for key in set(k for r in rs for k in r if k != "errors"):
                 vals = [r.get(key) for r in rs if isinstance(r.get(key), (int, float))]
                 v = median(vals)
@@ -291,6 +299,15 @@ def load(resdir):
 
 def fmt(v, spec, none="-"):
     return none if v is None else format(v, spec)
+
+
+def errors_text(r):
+    """A row's errors, or those of its failed rounds (left out of the median)."""
+    if r["errors"]:
+        return "; ".join(r["errors"])
+    if r.get("failed"):
+        return "%d round(s) left out: %s" % (len(r["failed"]), "; ".join(r["failed"])[:120])
+    return "-"
 
 
 def main_figure(r):
@@ -484,7 +501,7 @@ def main():
                 "-" if sec is None else "%.3f %s" % (sec, spread(r, ".2f")),
                 fmt(xc, ".2f") + ("*" if scaled else ""), fmt(xe, ".2f"), fmt(xn, ".2f"),
                 " %7s" % fmt(xb, ".2f") if base is not None else "",
-                "; ".join(r["errors"]) or "-"))
+                errors_text(r)))
     p("")
     if http_order:
         rounds = max((r.get("rounds", 1) for servers in results.values() for r in servers.values()), default=1)
@@ -666,7 +683,7 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
                 fmt(r.get("p99_ms"), ".3f"), fmt(xr, ".2f"), fmt(xh, ".2f"),
                 fmt(xc, ".2f") + ("*" if scaled else ""),
                 " %6s" % fmt(xb, ".2f") if base is not None else "",
-                "; ".join(r["errors"]) or "-"))
+                errors_text(r)))
     p("")
     rounds = max((r.get("rounds", 1) for w in order for r in results[w].values()), default=1)
     p("Medians of %d round(s) (BENCH_ROUNDS)." % rounds)

@@ -330,20 +330,32 @@ warmup() { # port
   run_bg /dev/null 60 wrk -t2 -c10 "-d$WARMUP" "http://$HOST:$1/" || true
 }
 
-declare -A DIED=()
-server_alive() { # server: reports a dead server once
-  kill -0 "${PIDS[$1]}" 2>/dev/null && return 0
-  if [[ -z "${DIED[$1]:-}" ]]; then
-    DIED[$1]=1
-    FAILED_RUNS=$((FAILED_RUNS + 1))
-    say "  $1 died (or was killed); skipping its remaining runs; see its log in $RES"
+# server_alive <server>: a server that exited under the benchmark is a
+# failed run (incidents.txt, the report); it is started again, at most
+# BENCH_RESTARTS (3) times per server, so that one crash or stray kill on
+# this shared machine does not void the rest of the run.
+declare -A RESTARTS=()
+MAX_RESTARTS=${BENCH_RESTARTS:-3}
+server_alive() {
+  local s=$1 n=${RESTARTS[$1]:-0}
+  kill -0 "${PIDS[$s]}" 2>/dev/null && return 0
+  ((n > MAX_RESTARTS)) && return 1   # given up on, said so already
+  RESTARTS[$s]=$((n + 1))
+  FAILED_RUNS=$((FAILED_RUNS + 1))
+  if ((n == MAX_RESTARTS)); then
+    echo "round ${ROUND:-?}, before ${CUR_WL:-?}: $s (pid ${PIDS[$s]}) exited again: skipping its remaining runs (see $s's log)" >>"$RES/incidents.txt"
+    say "  $s exited again; skipping its remaining runs; see its log in $RES"
+    return 1
   fi
-  return 1
+  echo "round ${ROUND:-?}, before ${CUR_WL:-?}: $s (pid ${PIDS[$s]}) had exited (crash or killed; see its log): restarted" >>"$RES/incidents.txt"
+  say "  $s (pid ${PIDS[$s]}) exited (see its log in $RES): restarting it"
+  restart_server "$s"
 }
 
 # run_one <workload> <server>: one run of one workload against one server.
 run_one() {
   local wl=$1 s=$2 port
+  CUR_WL=$wl
   server_alive "$s" || return 0
   port=$(port_for "$s" "$wl")
   case $wl in

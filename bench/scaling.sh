@@ -24,6 +24,7 @@ SCALE_REPEAT=${BENCH_SCALE_REPEAT:-3}
 
 scale_conns() {
   local c s t port k=0 out
+  CUR_WL="the connection curve"
   mkdir -p "$RES/scaling"
   for c in $SCALE_CONNS; do
     t=2
@@ -46,6 +47,7 @@ scale_conns() {
 
 scale_bodies() {
   local size bytes file s proto i version args out port rc k=0
+  CUR_WL="the body-size curve"
   mkdir -p "$RES/scaling"
   for size in $SCALE_SIZES; do
     bytes=$(numfmt --from=iec "$size")

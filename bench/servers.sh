@@ -40,7 +40,7 @@ start_demo() {
   local server=$1 rp=$2 port=$3 tls=$4 logf="$RES/demo-rp_$2.log"
   free_ports "the Mustang demo, BENCH_PORT / BENCH_TLS_PORT / BENCH_RP_PORT / BENCH_RP_TLS_PORT" "$port" "$tls"
   PORT=$port TLS_PORT=$tls MUSTANG_MAX_KEEPALIVE=infinity \
-    MUSTANG_REQUEST_PROCESS=$rp "$DEMO_CMD" </dev/null >"$logf" 2>&1 &
+    MUSTANG_REQUEST_PROCESS=$rp "$DEMO_CMD" </dev/null >>"$logf" 2>&1 &
   PIDS[$server]=$!
   wait_http "http://$HOST:$port/" "${PIDS[$server]}" "mustang demo" "$logf" \
     || die "the Mustang demo is not serving http://$HOST:$port/ (see $logf)"
@@ -59,7 +59,7 @@ start_peer() {
       free_ports "Elli, ../shared/peers" "$ELLI_PORT"
       port=$ELLI_PORT ;;
   esac
-  "$PEERS/start.sh" "$name" </dev/null >"$logf" 2>&1 &
+  "$PEERS/start.sh" "$name" </dev/null >>"$logf" 2>&1 &
   PIDS[$name]=$!
   wait_http "http://$HOST:$port/" "${PIDS[$name]}" "$name" "$logf" \
     || die "$name ($PEERS/start.sh $name) is not serving http://$HOST:$port/"
@@ -85,6 +85,22 @@ start_wsref() {
   wait_http "http://$HOST:$WSREF_PORT/" "${PIDS[wsref]}" "websocket reference server" "$logf" \
     || die "the Websocket reference server did not start"
   say "websocket reference server ($WSREF_LIB) up on $HOST:$WSREF_PORT (pid ${PIDS[wsref]})"
+}
+
+# restart_server <server>: starts a server that exited under the benchmark
+# again (it crashed: its log tells; or another process on this shared
+# machine killed it), on the same ports, with the same warm-up.
+restart_server() {
+  local s=$1
+  stop_pid "${PIDS[$s]}" "$s"   # reaps it
+  case $s in
+    mustang) start_demo mustang false "$DEMO_PORT" "$DEMO_TLS_PORT" ;;
+    mustang-rp) start_demo mustang-rp true "$RP_PORT" "$RP_TLS_PORT" ;;
+    cowboy | elli) start_peer "$s" ;;
+    nginx) start_nginx ;;
+    wsref) start_wsref ;;
+  esac
+  [[ $s == wsref ]] || warmup "$(port_for "$s" W1a)"
 }
 
 stop_servers() {
