@@ -93,7 +93,7 @@ ct:
 	$(REBAR) ct
 
 bench:
-	bench/run.sh
+	QUICK=$(QUICK) bench/run.sh
 
 SOAK_REQUESTS ?= 1000000
 SOAK_WS_SESSIONS ?= 100000

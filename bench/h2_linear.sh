@@ -54,14 +54,9 @@ WORK="$ROOT/_bench"
 OUT=${BENCH_LIN_OUT:-$WORK/lin-$(date +%Y%m%d-%H%M%S)}
 
 mkdir -p "$WORK" "$OUT"
-if [[ "${BENCH_LOCK_HELD:-0}" != 1 ]]; then
-  # Never two benchmarks at once on this machine (bench/run.sh holds the
-  # same lock and sets BENCH_LOCK_HELD=1 when it calls this script).
-  exec 9>"$WORK/.lock"
-  flock -n 9 || die "another benchmark is running (lock $WORK/.lock)"
-  [[ "${BENCH_SKIP_BUILD:-0}" == 1 ]] || make --no-print-directory demo \
-    || die "build failed (make demo)"
-fi
+take_bench_lock   # bench/run.sh holds it already and sets BENCH_LOCK_HELD=1
+[[ "${BENCH_SKIP_BUILD:-0}" == 1 ]] || make --no-print-directory demo \
+  || die "build failed (make demo)"
 for t in curl numfmt flock; do
   command -v "$t" >/dev/null || die "$t not found"
 done

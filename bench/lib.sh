@@ -102,3 +102,19 @@ go_tool() { # name: builds bench/<name> into $GO_BIN/<name> when needed
   mv "$bin.tmp" "$bin"
   echo "$hash" >"$bin.srchash"
 }
+
+# take_bench_lock: never two benchmarks at once on this machine, whatever
+# the checkout: /tmp/mustang-bench.lock (BENCH_LOCK), held on fd 9 until the
+# script exits; waits up to BENCH_LOCK_WAIT seconds (1800) for a running
+# one. BENCH_LOCK_HELD=1: the caller holds it already (bench/run.sh calling
+# bench/h2_linear.sh, or `flock /tmp/mustang-bench.lock bench/run.sh`).
+take_bench_lock() {
+  local lock=${BENCH_LOCK:-/tmp/mustang-bench.lock}
+  [[ "${BENCH_LOCK_HELD:-0}" == 1 ]] && return 0
+  exec 9>>"$lock"
+  if ! flock -n 9; then
+    say "waiting for $lock (another benchmark is running)"
+    flock -w "${BENCH_LOCK_WAIT:-1800}" 9 || die "another benchmark held $lock for ${BENCH_LOCK_WAIT:-1800} s"
+  fi
+  export BENCH_LOCK_HELD=1
+}

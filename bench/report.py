@@ -65,7 +65,7 @@ WS_COWBOY = {
     "W6f": (47_200.0, "frames/s"),
 }
 WS_GOALS = {"W6a": 1.3, "W6b": 2.0, "W6c": 2.5, "W6d": 2.0, "W6e": 2.5, "W6f": 1.3}
-WS_LABEL = {"wsref": "reference", "mustang": "mustang"}  # Websocket: rp=false only
+WS_LABEL = {"wsref": "reference", "mustang": "mustang", "cowboy": "cowboy"}  # Websocket: rp=false only
 WS_BENCH = ["W6a", "W6b", "W6c", "W6d", "W6e", "W6f"]
 WS_BENCH_DESC = {
     "W6a": "echo 1 KiB binary",
@@ -83,13 +83,19 @@ WS_MATRIX = ["W6m-%s-%s-%s-%s-%s" % (mode, kind, size, proto, defl)
 
 WORKLOADS = ["W1a", "W1b", "W1c", "W2a", "W2b", "W3a", "W3b", "W4a", "W4b",
              "W5a", "W5b", "W5c"]
-SERVER_ORDER = ["nginx", "mustang", "mustang-rp"]
+SERVER_ORDER = ["mustang", "mustang-rp", "cowboy", "elli", "nginx"]
 SERVER_LABEL = {
     "nginx": "nginx",
-    "mustang": "mustang rp=false",
+    "mustang": "mustang",
     "mustang-rp": "mustang rp=true",
+    "cowboy": "cowboy 2.13",
+    "elli": "elli 3.3",
     "wsref": "reference",
 }
+# Figures whose spread (min-max over the rounds) the report shows.
+SPREAD_KEYS = ("req_s", "mb_s", "frames_s", "seconds", "p99_ms")
+# The peers measured in the same run (bench/run.sh, MUSTANG_PEERS).
+PEERS = ("cowboy", "elli")
 MIB = 1048576
 BODY_MB = MIB / 1e6  # one 1 MiB request body in MB (10^6 bytes): 1.048576
 
@@ -268,11 +274,23 @@ def load(resdir):
     results = {}
     for wl, servers in rounds.items():
         for server, rs in servers.items():
-            merged = {"errors": [e for r in rs for e in r["errors"]], "rounds": len(rs)}
+            # A round with errors (e.g. the server was killed under it) is
+            # no figure: the median is over the other rounds, and the row
+            # is an error only when no round is clean. The failed rounds'
+            # errors are kept as "failed".
+            ok = [r for r in rs if not r["errors"]]
+            failed = [e for r in rs for e in r["errors"]]
+            merged = {"errors": [] if ok else failed, "rounds": len(ok or rs),
+                      "failed": failed if ok else []}
+            rs = ok or rs
             for key in set(k for r in rs for k in r if k != "errors"):
-                v = median([r.get(key) for r in rs])
+                vals = [r.get(key) for r in rs if isinstance(r.get(key), (int, float))]
+                v = median(vals)
                 if v is not None:
                     merged[key] = v
+                    if key in SPREAD_KEYS:
+                        merged.setdefault("min", {})[key] = min(vals)
+                        merged.setdefault("max", {})[key] = max(vals)
                 elif key == "extensions":
                     merged[key] = next(r[key] for r in rs if key in r)
             results.setdefault(wl, {})[server] = merged
@@ -281,6 +299,52 @@ def load(resdir):
 
 def fmt(v, spec, none="-"):
     return none if v is None else format(v, spec)
+
+
+def errors_text(r):
+    """A row's errors, or those of its failed rounds (left out of the median)."""
+    if r["errors"]:
+        return "; ".join(r["errors"])
+    if r.get("failed"):
+        return "%d round(s) left out: %s" % (len(r["failed"]), "; ".join(r["failed"])[:120])
+    return "-"
+
+
+def main_figure(r):
+    """The figure a row is compared on: (key, value), a rate (frames/s,
+    req/s) or, for W5 uploads, seconds; (None, None) when there is none."""
+    for key in ("frames_s", "req_s", "seconds"):
+        if r and isinstance(r.get(key), (int, float)) and r[key] > 0:
+            return key, r[key]
+    return None, None
+
+
+def ratio(r, q):
+    """r over q on their main figure, ratio of the medians, >1 = r better:
+    rates divided, times inverted. None when either has errors."""
+    if not r or not q or r["errors"] or q["errors"]:
+        return None
+    key, v = main_figure(r)
+    if key is None or not q.get(key):
+        return None
+    return q[key] / v if key == "seconds" else v / q[key]
+
+
+def x_peer(results, wl, s, peer):
+    """Server s over a peer measured in the same run on the same workload."""
+    if s == peer:
+        return None
+    return ratio(results.get(wl, {}).get(s), results.get(wl, {}).get(peer))
+
+
+def spread(r, spec):
+    """min-max over the rounds of a row's main figure."""
+    key, _ = main_figure(r)
+    if key is None or key not in r.get("min", {}):
+        return "-"
+    if r["min"][key] == r["max"][key]:
+        return format(r["min"][key], spec)
+    return "%s-%s" % (format(r["min"][key], spec), format(r["max"][key], spec))
 
 
 def h2_checks(p, s, res, x_nginx, x_cowboy):
@@ -313,7 +377,7 @@ def h2_checks(p, s, res, x_nginx, x_cowboy):
         if xc is not None:
             goals.append("%s %.2fx/%.1fx %s" % (wl, xc, goal, "met" if xc >= goal else "not met"))
     if goals:
-        p("  BENCH.md goals (x Cowboy 2.13 scaled): " + ", ".join(goals))
+        p("  BENCH.md goals (x Cowboy 2.13): " + ", ".join(goals))
     xn = x_nginx("W2a", res["W2a"]) if res["W2a"] else None
     if xn is not None:
         p("  W2a %.2fx nginx (BENCH.md goal >= 0.60x)" % xn)
@@ -356,6 +420,7 @@ def main():
     ngx_w2a = results.get("W2a", {}).get("nginx", {}).get("req_s")
     scale_h2 = ngx_w2a / NGINX_REF_W2A if ngx_w2a else None
     fallbacks = set()
+    measured = set()  # workloads compared with Cowboy measured in this run
 
     def scale_for(wl):
         own, other = (scale_h2, scale) if wl in H2_WORKLOADS else (scale, scale_h2)
@@ -372,6 +437,11 @@ def main():
         return value / sc if unit == "s" else value * sc
 
     def x_cowboy(wl, r):
+        """Ratio to Cowboy measured in this run (bench/run.sh with the peers),
+        else to its BENCH.md figure scaled by nginx (marked "*")."""
+        if "cowboy" in results.get(wl, {}):
+            measured.add(wl)
+            return ratio(r, results[wl]["cowboy"]) if r is not results[wl]["cowboy"] else None
         if wl not in COWBOY or not r:
             return None
         unit = COWBOY[wl][1]
@@ -387,18 +457,24 @@ def main():
         return v / cb if v else None
 
     def x_nginx(wl, r):
-        ref = results.get(wl, {}).get("nginx", {}).get("req_s")
-        v = r.get("req_s")
-        return v / ref if (ref and v) else None
+        q = results.get(wl, {}).get("nginx")
+        return ratio(r, q) if q is not r else None
+
+    def cowboy_fig(wl, key):
+        """Cowboy's figure for a target: measured in this run, else scaled."""
+        q = results.get(wl, {}).get("cowboy")
+        if q is not None:
+            return q.get(key)
+        return cowboy_scaled(wl) if key != "p99_ms" else None
 
     out = []
     p = out.append
     if base is not None:
         p("Baseline (x base = this run / that run, >1 = better now): %s" % basedir)
     bcol = " %7s" % "x base" if base is not None else ""
-    hdr = ("%-5s %-17s %11s %9s %9s %8s %8s %9s%s  %s"
-           % ("work", "server/mode", "req/s", "MB/s", "p99 ms", "seconds", "x nginx",
-              "x Cowboy*", bcol, "errors"))
+    hdr = ("%-5s %-15s %9s %-13s %8s %8s %13s %8s %6s %6s%s  %s"
+           % ("work", "server", "req/s", "min-max", "MB/s", "p99 ms", "seconds", "x Cowboy",
+              "x Elli", "x nginx", bcol, "errors"))
     rows = []
     http_order = [w for w in WORKLOADS if w in results] + sorted(set(http_wls) - set(WORKLOADS))
     if http_order:
@@ -409,26 +485,36 @@ def main():
             r = results.get(wl, {}).get(s)
             if r is None:
                 continue
-            xn = x_nginx(wl, r) if s != "nginx" else None
-            xc = x_cowboy(wl, r) if s != "nginx" else None
+            mine = s.startswith("mustang")
+            xn = x_nginx(wl, r) if mine else None
+            xc = x_cowboy(wl, r) if mine else None
+            xe = x_peer(results, wl, s, "elli") if mine else None
             xb = base_ratio(base, wl, s, r)
-            rows.append({"workload": wl, "server": s, **r, "x_nginx": xn, "x_cowboy_scaled": xc,
-                         "x_base": xb})
-            p("%-5s %-17s %11s %9s %9s %8s %8s %9s%s  %s" % (
+            scaled = xc is not None and wl not in measured
+            rows.append({"workload": wl, "server": s, **r, "x_nginx": xn, "x_cowboy": xc,
+                         "x_cowboy_scaled": scaled, "x_elli": xe, "x_base": xb})
+            sec = r.get("seconds")
+            p("%-5s %-15s %9s %-13s %8s %8s %13s %8s %6s %6s%s  %s" % (
                 wl, SERVER_LABEL.get(s, s), fmt(r.get("req_s"), ".0f"),
-                fmt(r.get("mb_s"), ".1f"), fmt(r.get("p99_ms"), ".3f"),
-                fmt(r.get("seconds"), ".3f"), fmt(xn, ".2f"), fmt(xc, ".2f"),
+                spread(r, ".0f") if sec is None else "", fmt(r.get("mb_s"), ".1f"),
+                fmt(r.get("p99_ms"), ".3f"),
+                "-" if sec is None else "%.3f %s" % (sec, spread(r, ".2f")),
+                fmt(xc, ".2f") + ("*" if scaled else ""), fmt(xe, ".2f"), fmt(xn, ".2f"),
                 " %7s" % fmt(xb, ".2f") if base is not None else "",
-                "; ".join(r["errors"]) or "-"))
+                errors_text(r)))
     p("")
     if http_order:
         rounds = max((r.get("rounds", 1) for servers in results.values() for r in servers.values()), default=1)
-        p("Figures are medians of %d round(s) of the whole sequence (BENCH_ROUNDS)." % rounds)
+        p("Figures are medians of %d interleaved round(s) (BENCH_ROUNDS); min-max: the"
+          " spread of req/s (seconds for W5) over the rounds. x Cowboy, x Elli, x nginx:"
+          " Mustang's median / the peer's median in this run (>1 = Mustang better; W5: time"
+          " inverted); Cowboy serves W2, W4 and W5b on its port with the HTTP/2 frame-rate"
+          " limit raised." % rounds)
         p("MB/s: W1* = wrk Transfer/sec, W2* = h2load's received bytes/s (responses, MiB/s);"
           " W3*, W4* = h2load req/s x 1.048576 (1 MiB request bodies, in MB/s);"
           " W5* = bytes uploaded / seconds (MB/s). p99 from wrk --latency (h2load gives none).")
         p("seconds: W5* wall time of the whole curl upload (curl time_total).")
-        p("* x Cowboy = Cowboy 2.13's BENCH.md figure scaled by nginx in this run, compared on"
+        p("* (only without Cowboy in the run) x Cowboy = Cowboy 2.13's BENCH.md figure scaled by nginx in this run, compared on"
           " req/s (W1, W2), MB/s (W3, W4) or seconds (W5: Cowboy time / Mustang time);"
           " >1 = faster than Cowboy. Scale: nginx W1c / 176.7k for HTTP/1.1, nginx W2a /"
           " 147.9k for HTTP/2 (W2, W4, W5b).")
@@ -440,7 +526,9 @@ def main():
               " not run)." % ", ".join(sorted(fallbacks)))
         p("")
 
-        if scale is None:
+        if measured:
+            pass  # Cowboy ran beside Mustang: no need for scaled figures
+        elif scale is None:
             p("Derived targets: n/a (no nginx W1c result in this run)")
         else:
             p("Derived targets (nginx W1c this run = %.0f req/s; scale = %.0f / 176.7k = %.3f):"
@@ -451,7 +539,7 @@ def main():
               % (cowboy_scaled("W1a"), COWBOY_W1A_P99_MS, cowboy_scaled("W1b"),
                  cowboy_scaled("W1c"), COWBOY_W1C_P99_MS, cowboy_scaled("W3a"),
                  cowboy_scaled("W3b"), cowboy_scaled("W5a")))
-        if scale_h2 is not None:
+        if scale_h2 is not None and not measured:
             p("Derived HTTP/2 targets (nginx W2a this run = %.0f req/s; scale = %.0f / 147.9k = %.3f):"
               % (ngx_w2a, ngx_w2a, scale_h2))
             p("  Cowboy 2.13 scaled: W2a %.0f req/s (goal 1.5x = %.0f), W2b %.0f req/s,"
@@ -463,8 +551,8 @@ def main():
 
     verdicts = {}
     for s in servers:
-        if s == "nginx":
-            continue
+        if not s.startswith("mustang"):
+            continue  # the checks are Mustang's
         res = {w: results.get(w, {}).get(s) for w in WORKLOADS}
         if any(res[w] for w in ("W2a", "W2b", "W4a", "W4b", "W5a", "W5b", "W5c")):
             h2_checks(p, s, res, x_nginx, x_cowboy)
@@ -486,15 +574,16 @@ def main():
               % (xn, r["req_s"], ACC_W1C_X_NGINX * ngx_w1c))
         r = res["W1a"]
         p99 = r.get("p99_ms") if r else None
-        check("W1a p99 <= Cowboy 2.13's 0.79 ms",
-              None if p99 is None else p99 <= COWBOY_W1A_P99_MS,
+        cb_p99 = cowboy_fig("W1a", "p99_ms") or COWBOY_W1A_P99_MS
+        check("W1a p99 <= Cowboy 2.13's (%.2f ms)" % cb_p99,
+              None if p99 is None else p99 <= cb_p99,
               "-" if p99 is None else "p99 %.3f ms" % p99)
         r = res["W3a"]
         xc = x_cowboy("W3a", r) if r else None
-        check("W3a >= 1.5 x scaled Cowboy W3a",
+        check("W3a >= 1.5 x Cowboy W3a",
               None if xc is None else xc >= ACC_W3A_X_COWBOY,
               "-" if xc is None else "%.2fx (%.0f MB/s vs target %.0f MB/s)"
-              % (xc, r["mb_s"], ACC_W3A_X_COWBOY * cowboy_scaled("W3a")))
+              % (xc, r["mb_s"], ACC_W3A_X_COWBOY * cowboy_fig("W3a", "mb_s")))
         errs = [w for w, r in res.items() if r and r["errors"]]
         if errs:
             p("  [WARN] errors in %s: see the table" % ", ".join(errs))
@@ -512,7 +601,7 @@ def main():
             if xc is not None:
                 goals.append("%s %.2fx/%.1fx %s" % (wl, xc, goal, "met" if xc >= goal else "not met"))
         if goals:
-            p("  BENCH.md long-term goals (x Cowboy 2.13 scaled): " + ", ".join(goals))
+            p("  BENCH.md long-term goals (x Cowboy 2.13): " + ", ".join(goals))
         p("")
 
     ws_rows = ws_report(p, resdir, results, base, basedir, scale_for, fallbacks)
@@ -534,7 +623,8 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
     if not order:
         return []
     fell_back = set()
-    ws_servers = ["wsref", "mustang"]
+    measured = set()
+    ws_servers = ["mustang", "cowboy", "wsref"]
     ws_servers += sorted({s for w in order for s in results[w]} - set(ws_servers))
 
     def cowboy(wl):
@@ -548,6 +638,9 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
         return WS_COWBOY[wl][0] * sc
 
     def x_cowboy(wl, r):
+        if "cowboy" in results.get(wl, {}):
+            measured.add(wl)
+            return ratio(r, results[wl]["cowboy"]) if r is not results[wl]["cowboy"] else None
         cb = cowboy(wl)
         if cb is None or not r or r["errors"]:
             return None
@@ -559,9 +652,9 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
         return r.get(key) if r and not r["errors"] else None
 
     bcol = " %6s" % "x base" if base is not None else ""
-    hdr = ("%-30s %-9s %9s %8s %8s %8s %6s %6s %9s%s  %s"
-           % ("work", "server", "frames/s", "MB/s", "p50 ms", "p99 ms", "x ref", "x h1",
-              "x Cowboy*", bcol, "errors"))
+    hdr = ("%-30s %-9s %9s %-13s %8s %8s %8s %6s %6s %9s%s  %s"
+           % ("work", "server", "frames/s", "min-max", "MB/s", "p50 ms", "p99 ms", "x ref",
+              "x h1", "x Cowboy", bcol, "errors"))
     p("Websocket (bench/wsload; rows without deflate unless named -deflate; HTTP/1.1 unless -h2):")
     p(hdr)
     p("-" * len(hdr))
@@ -573,22 +666,24 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
                 continue
             ref = fig(wl, "wsref")
             v = fig(wl, s)
-            xr = v / ref if (s != "wsref" and ref and v) else None
+            xr = v / ref if (s == "mustang" and ref and v) else None
             xh = None
             if "-h2-" in wl:
                 h1 = fig(wl.replace("-h2-", "-h1-"), s)
                 xh = v / h1 if (h1 and v) else None
-            xc = x_cowboy(wl, r)
+            xc = x_cowboy(wl, r) if s == "mustang" else None
+            scaled = xc is not None and wl not in measured
             xb = base_ratio(base, wl, s, r)
             name = wl if wl not in WS_BENCH_DESC else "%s %s" % (wl, WS_BENCH_DESC[wl])
             rows.append({"workload": wl, "server": s, **r, "x_ref": xr, "x_h1": xh,
-                         "x_cowboy_scaled": xc, "x_base": xb})
-            p("%-30s %-9s %9s %8s %8s %8s %6s %6s %9s%s  %s" % (
-                name[:30], WS_LABEL.get(s, s), fmt(r.get("frames_s"), ".0f"),
+                         "x_cowboy": xc, "x_cowboy_scaled": scaled, "x_base": xb})
+            p("%-30s %-9s %9s %-13s %8s %8s %8s %6s %6s %9s%s  %s" % (
+                name[:30], WS_LABEL.get(s, s), fmt(r.get("frames_s"), ".0f"), spread(r, ".0f"),
                 fmt(r.get("mb_s"), ".1f"), fmt(r.get("p50_ms"), ".3f"),
-                fmt(r.get("p99_ms"), ".3f"), fmt(xr, ".2f"), fmt(xh, ".2f"), fmt(xc, ".2f"),
+                fmt(r.get("p99_ms"), ".3f"), fmt(xr, ".2f"), fmt(xh, ".2f"),
+                fmt(xc, ".2f") + ("*" if scaled else ""),
                 " %6s" % fmt(xb, ".2f") if base is not None else "",
-                "; ".join(r["errors"]) or "-"))
+                errors_text(r)))
     p("")
     rounds = max((r.get("rounds", 1) for w in order for r in results[w].values()), default=1)
     p("Medians of %d round(s) (BENCH_ROUNDS)." % rounds)
@@ -597,8 +692,8 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
       " message in flight; send = a window of messages in flight (256 of 1 KiB, 16 of 64 KiB).")
     p("x ref: / the reference server (bench/wsref, HTTP/1.1 only) in this run; x h1: h2 row /"
       " the same workload over HTTP/1.1 on the same server (no reference speaks RFC 8441).")
-    p("* x Cowboy: / Cowboy 2.13's BENCH.md figure x (nginx W1c this run / 176.7k), on frames/s"
-      " (W6a, W6b, W6c, W6f) or MB/s (W6d, W6e).")
+    p("x Cowboy: / Cowboy 2.13 measured in this run (frames/s), or, marked *, / its BENCH.md"
+      " figure x (nginx W1c this run / 176.7k), on frames/s (W6a, W6b, W6c, W6f) or MB/s (W6d, W6e).")
     lib = None
     try:
         with open(os.path.join(resdir, "meta.txt")) as f:
@@ -623,7 +718,7 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
         elif r and not r["errors"] and cowboy(wl) is None:
             notes.append(wl)
     if goals:
-        p("  BENCH.md Websocket goals, mustang (x Cowboy 2.13 scaled): " + ", ".join(goals))
+        p("  BENCH.md Websocket goals, mustang (x Cowboy 2.13): " + ", ".join(goals))
     for b, t, key, unit in (("W6b", "W6c", "frames_s", "frames/s"), ("W6d", "W6e", "mb_s", "MB/s")):
         vb, vt = fig(b, "mustang", key), fig(t, "mustang", key)
         if vb and vt:

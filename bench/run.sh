@@ -1,46 +1,57 @@
 #!/usr/bin/env bash
-# Mustang benchmark suite, first version (see bench/README.md, shared/BENCH.md).
+# Mustang benchmark suite (see bench/README.md, shared/BENCH.md).
 #
 #   make bench            # or: bench/run.sh
+#   make bench QUICK=1    # a representative subset, shorter runs (< 3 minutes)
 #
-# Runs, one at a time, on 127.0.0.1 only:
-#   nginx (reference, same run):        W1a W1b W1c, W2a W2b W4a W4b (h2c port)
-#   Mustang demo, rp=false:             W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c
-#   Mustang demo, rp=true:              W1a W1b W1c W3a W3b W5a (HTTP/1.1 only)
-#   W5lin (not in the default set):     bench/h2_linear.sh, upload time vs size
-#   Websocket (bench/wsload client):    W6a-W6f against the reference server
-#                                       (bench/wsref) and the demo (rp=false);
-#                                       opt-in matrix W6matrix / W6m-<mode>-<kind>-<size>-<proto>-<deflate>
-# and prints a table with ratios to nginx and to Cowboy 2.13 scaled by nginx
-# (Websocket: to the reference server, to Cowboy, and to BENCH_BASELINE).
-# Raw outputs, logs and the table go to _bench/results-<timestamp>/.
+# Starts every server once, on 127.0.0.1 only, and keeps them all up:
+#   Mustang demo, rp=false ("mustang", the headline figure: the demo's defaults)
+#   Mustang demo, rp=true ("mustang-rp", HTTP/1.1 handler rows only; BENCH_MODES)
+#   Cowboy 2.13 and Elli 3.3 ($MUSTANG_PEERS/start.sh, black boxes; Elli: HTTP/1.1)
+#   nginx (W1, W2, W4) and the Websocket reference server (bench/wsref, W6)
+# then runs BENCH_ROUNDS rounds; in each round every workload runs once
+# against every server before the next workload, the server order rotated
+# from round to round. The report (bench/report.py) gives the median and the
+# min-max of each server per workload and the ratios Mustang / Cowboy, / Elli,
+# / nginx; bench/publish.py adds a Markdown report and PNG charts, with the
+# scaling curves of bench/scaling.sh (connections 1 to 10,000; body size
+# 1 KiB to 1 GiB). Raw outputs, logs and reports go to _bench/results-<stamp>/;
+# BENCH_PUBLISH=1 copies the report and charts to bench/results/.
+# One benchmark at a time on the machine: the script holds
+# /tmp/mustang-bench.lock (shared by every checkout) for its whole run.
 #
-# Env:
-#   BENCH_DURATION=10s        wrk duration per W1 run
-#   BENCH_WARMUP=2s           untimed wrk warm-up after each server start (0: none)
-#   BENCH_W3_REQUESTS=2000    h2load -n for W3a/W3b
-#   BENCH_W2A_REQUESTS=200000 BENCH_W2B_REQUESTS=20000 BENCH_W4_REQUESTS=2000
+# Env (defaults; QUICK=1 changes the ones marked Q, see bench/README.md):
+#   QUICK=0                   1: W1a W1c W2a W2b W3b W4a W6a W6b, 2 s runs, rp=false
+#                             only, no scaling curves
+#   BENCH_DURATION=10s (Q 2s) wrk duration per W1 run
+#   BENCH_WARMUP=2s (Q 1s)    untimed wrk warm-up of each HTTP server after the start
+#   BENCH_W3_REQUESTS=2000 (Q 1000)  h2load -n for W3a/W3b
+#   BENCH_W2A_REQUESTS=200000 BENCH_W2B_REQUESTS=20000 BENCH_W4_REQUESTS=2000 (Q 50000 10000 1000)
 #                             h2load -n for W2a, W2b, W4a/W4b
 #   BENCH_W5_BYTES=1073741824 upload size of W5a/b/c (_bench/1gb.bin; other
 #                             sizes use _bench/w5-<bytes>.bin)
-#   BENCH_WORKLOADS="W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c"  subset
-#                             to run; add W5lin for bench/h2_linear.sh
-#   BENCH_ROUNDS=3                          rounds of the whole sequence; the
-#                                           report shows the median of each figure
-#   BENCH_MODES="false true"  MUSTANG_REQUEST_PROCESS values to run the demo with
+#   BENCH_WORKLOADS="W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c W6a ... W6f"
+#                             subset to run; add W5lin for bench/h2_linear.sh
+#   BENCH_ROUNDS=3            interleaved rounds; the report shows medians and min-max
+#   BENCH_MODES="false true" (Q false)  MUSTANG_REQUEST_PROCESS values (one demo each)
+#   MUSTANG_PEERS=../shared/peers  where start.sh cowboy|elli is; "none": nginx only
+#   BENCH_SCALING=1 (Q 0)     the scaling curves (bench/scaling.sh); 0 by default with a BENCH_WORKLOADS subset
+#   BENCH_PUBLISH=0           1: copy report.md (as README.md) and the PNGs to bench/results/
+#   BENCH_GAP=1 (Q 0.2)       seconds of rest between two runs
 #   BENCH_SKIP_SETUP=1 / BENCH_SKIP_BUILD=1  skip scripts/setup.sh / make demo
 #   BENCH_DEMO_CMD=scripts/run_demo.sh       command that runs the demo in the
 #                             foreground (to test this harness with a stand-in)
 #   BENCH_STRICT=1            exit 1 when an acceptance check FAILs
-#   BENCH_WS_DURATION=3s BENCH_WS_WARMUP=1s  measured time / untimed warm-up of
-#                             each Websocket run (wsload -duration / -warmup)
+#   BENCH_WS_DURATION=3s (Q 2s) BENCH_WS_WARMUP=1s (Q 0)  measured time / untimed
+#                             warm-up of each Websocket run (wsload -duration / -warmup)
 #   BENCH_WSREF_LIB=auto      reference server: auto (gorilla, coder/websocket
 #                             when deflate is offered), gorilla, coder, node
 #   BENCH_WS_PATH=/ws BENCH_WS_DEFLATE_PATH=/ws   demo paths (plain / deflate)
 #   BENCH_BASELINE=_bench/results-XXXX  a previous run: the report adds ratios
 #                             to its figures ("x base")
-#   BENCH_WSREF_PORT=18083
 #   BENCH_NGINX_PORT=18080 BENCH_NGINX_H2_PORT=18082 BENCH_PORT=18081 BENCH_TLS_PORT=18443
+#   BENCH_RP_PORT=18085 BENCH_RP_TLS_PORT=18445 BENCH_WSREF_PORT=18083
+#   (the peers' ports are fixed by start.sh: Cowboy 8090 and 8092, Elli 8091)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,6 +62,20 @@ NGINX_PORT=${BENCH_NGINX_PORT:-18080}
 NGINX_H2_PORT=${BENCH_NGINX_H2_PORT:-18082}
 DEMO_PORT=${BENCH_PORT:-18081}
 DEMO_TLS_PORT=${BENCH_TLS_PORT:-18443}
+RP_PORT=${BENCH_RP_PORT:-18085}
+RP_TLS_PORT=${BENCH_RP_TLS_PORT:-18445}
+COWBOY_PORT=8090          # fixed by $MUSTANG_PEERS/start.sh
+COWBOY_H2_PORT=8092       # Cowboy with its HTTP/2 frame-rate limit raised
+ELLI_PORT=8091
+QUICK=${QUICK:-0}
+[[ -n "$QUICK" ]] || QUICK=0
+if [[ "$QUICK" == 1 ]]; then
+  # A representative subset in under 3 minutes (bench/README.md).
+  : "${BENCH_DURATION:=2s}" "${BENCH_WARMUP:=1s}" "${BENCH_W2A_REQUESTS:=50000}"
+  : "${BENCH_W2B_REQUESTS:=10000}" "${BENCH_W3_REQUESTS:=1000}" "${BENCH_W4_REQUESTS:=1000}"
+  : "${BENCH_WORKLOADS:=W1a W1c W2a W2b W3b W4a W6a W6b}" "${BENCH_MODES:=false}"
+  : "${BENCH_WS_DURATION:=2s}" "${BENCH_WS_WARMUP:=0}" "${BENCH_SCALING:=0}" "${BENCH_GAP:=0.2}"
+fi
 DUR=${BENCH_DURATION:-10s}
 WARMUP=${BENCH_WARMUP:-2s}
 W3_N=${BENCH_W3_REQUESTS:-2000}
@@ -68,6 +93,20 @@ WS_DEFLATE_PATH=${BENCH_WS_DEFLATE_PATH:-/ws}
 BASELINE=${BENCH_BASELINE:-}
 MODES=${BENCH_MODES:-false true}
 DEMO_CMD=${BENCH_DEMO_CMD:-$ROOT/scripts/run_demo.sh}
+# the scaling curves come with the default workload set; a subset opts in
+SCALING=${BENCH_SCALING:-$([[ -z "${BENCH_WORKLOADS:-}" ]] && echo 1 || echo 0)}
+PUBLISH=${BENCH_PUBLISH:-0}
+GAP=${BENCH_GAP:-1}
+ROUNDS=${BENCH_ROUNDS:-3}
+# The peers: ../shared/peers when it exists; MUSTANG_PEERS=none runs without.
+if [[ -z "${MUSTANG_PEERS:-}" && -x "$ROOT/../shared/peers/start.sh" ]]; then
+  MUSTANG_PEERS=$(cd "$ROOT/../shared/peers" && pwd)
+fi
+PEERS=${MUSTANG_PEERS:-none}
+if [[ "$PEERS" != none ]]; then
+  [[ -x "$PEERS/start.sh" ]] || { echo "bench: ERROR: MUSTANG_PEERS: no $PEERS/start.sh" >&2; exit 1; }
+  PEERS=$(cd "$PEERS" && pwd)
+fi
 START_TIMEOUT=30
 
 WORK="$ROOT/_bench"
@@ -108,6 +147,7 @@ for w in $WORKLOADS; do
     W1a | W1b | W1c | W2a | W2b | W3a | W3b | W4a | W4b | W5a | W5b | W5c | W5lin) expanded+=" $w" ;;
     W6a | W6b | W6c | W6d | W6e | W6f) expanded+=" $w" ;;
     W6matrix) expanded+=" ${WS_MATRIX[*]}" ;;
+    none) ;;   # no workload (e.g. only the scaling curves: BENCH_SCALING=1)
     W6m-*)
       found=0
       for m in "${WS_MATRIX[@]}"; do
@@ -131,9 +171,8 @@ case $WSREF_LIB in auto | gorilla | coder | node) ;; *) die "BENCH_WSREF_LIB: au
 [[ "$W5_BYTES" =~ ^[0-9]+$ ]] || die "BENCH_W5_BYTES: expected a byte count, got '$W5_BYTES'"
 
 mkdir -p "$WORK"
-# Never two benchmarks at once on this machine.
-exec 9>"$WORK/.lock"
-flock -n 9 || die "another bench/run.sh is running (lock $WORK/.lock)"
+take_bench_lock
+LOCKED_AT=$SECONDS   # the time spent waiting for another benchmark is not ours
 
 # --- tools and build --------------------------------------------------------
 [[ "${BENCH_SKIP_SETUP:-0}" == 1 ]] || scripts/setup.sh
@@ -169,61 +208,19 @@ make_file "$BODY" 1048576
 want_any W5a W5b W5c && make_file "$W5_FILE" "$W5_BYTES"
 
 # --- process handling ---------------------------------------------------------
-NGINX_PID=""
-DEMO_PID=""
-WSREF_PID=""
 FAILED_RUNS=0
+source "$ROOT/bench/servers.sh"
 
 cleanup() {
   local rc=$?
   trap - INT TERM
   stop_pid "$TOOL_PID" "load tool"
-  stop_pid "$DEMO_PID" "mustang demo"
-  stop_pid "$NGINX_PID" nginx
-  stop_pid "$WSREF_PID" "websocket reference server"
+  stop_servers
   exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-start_nginx() {
-  local p
-  for p in "$NGINX_PORT" "$NGINX_H2_PORT"; do
-    port_open "$p" && die "port $p already in use (stale nginx or a test server? ports: BENCH_NGINX_PORT, BENCH_NGINX_H2_PORT)"
-  done
-  rm -rf "$NGX"
-  mkdir -p "$NGX/logs" "$NGX/tmp"
-  sed -e "s|@DIR@|$NGX|g" -e "s|@PORT@|$NGINX_PORT|g" -e "s|@H2PORT@|$NGINX_H2_PORT|g" bench/nginx.conf >"$NGX/nginx.conf"
-  nginx -t -q -p "$NGX/" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" \
-    || die "nginx config test failed"
-  nginx -p "$NGX/" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" \
-    </dev/null >"$NGX/logs/stdout.log" 2>&1 &
-  NGINX_PID=$!
-  wait_http "http://$HOST:$NGINX_PORT/" "$NGINX_PID" nginx "$NGX/logs/error.log" \
-    || die "nginx did not start"
-  say "nginx up on $HOST:$NGINX_PORT, h2c on $HOST:$NGINX_H2_PORT (pid $NGINX_PID)"
-}
-
-start_demo() { # request_process(true|false)
-  local rp=$1 logf="$RES/demo-rp_$1.log"
-  local p
-  for p in "$DEMO_PORT" "$DEMO_TLS_PORT"; do
-    port_open "$p" && die "port $p already in use (a demo or test server still running? ports: BENCH_PORT, BENCH_TLS_PORT)"
-  done
-  PORT=$DEMO_PORT TLS_PORT=$DEMO_TLS_PORT MUSTANG_MAX_KEEPALIVE=infinity \
-    MUSTANG_REQUEST_PROCESS=$rp "$DEMO_CMD" </dev/null >"$logf" 2>&1 &
-  DEMO_PID=$!
-  if ! wait_http "http://$HOST:$DEMO_PORT/" "$DEMO_PID" "mustang demo" "$logf"; then
-    die "the Mustang demo is not serving http://$HOST:$DEMO_PORT/ (mustang_demo:start/0 missing or broken? see $logf)"
-  fi
-  say "mustang demo up on $HOST:$DEMO_PORT, MUSTANG_REQUEST_PROCESS=$rp (pid $DEMO_PID)"
-}
-
-stop_demo() {
-  stop_pid "$DEMO_PID" "mustang demo"
-  DEMO_PID=""
-}
 
 # run_tool <file> <timeout seconds> <cmd...>: raw output with a header line
 # (the command) and a trailer (its exit status).
@@ -249,19 +246,17 @@ dur_s() { # 10s / 10 / 1m -> seconds
 }
 WRK_LIMIT=$(($(dur_s "$DUR") + 60))
 
-wrk_run() { # id server port threads conns
-  local id=$1 server=$2 port=$3 t=$4 c=$5
-  want "$id" || return 0
+wrk_run() { # id server port
+  local id=$1 server=$2 port=$3 t=2 c
+  case $id in W1a) t=1; c=1 ;; W1b) c=10 ;; W1c) c=100 ;; esac
   say "$id $server: wrk -t$t -c$c -d$DUR (round $ROUND)"
   run_tool "$RES/$id-$server.r$ROUND.txt" "$WRK_LIMIT" \
     wrk "-t$t" "-c$c" "-d$DUR" --latency "http://$HOST:$port/"
   grep -E '^(Requests/sec|Transfer/sec)|^ +99%' "$RES/$id-$server.r$ROUND.txt" | sed 's/^ */    /' || true
-  sleep 1
 }
 
 h2load_run() { # id server port: W2a W2b (h2c hello), W3a W3b (h1 bodies), W4a W4b (h2c bodies)
   local id=$1 server=$2 port=$3 args
-  want "$id" || return 0
   case $id in
     W2a) args=(-c10 -m10 -n "$W2A_N" "http://$HOST:$port/") ;;
     W2b) args=(-c1 -m1 -n "$W2B_N" "http://$HOST:$port/") ;;
@@ -273,18 +268,17 @@ h2load_run() { # id server port: W2a W2b (h2c hello), W3a W3b (h1 bodies), W4a W
   say "$id $server: h2load ${args[*]/#$WORK\//} (round $ROUND)"
   run_tool "$RES/$id-$server.r$ROUND.txt" 300 h2load "${args[@]}"
   grep -E '^(finished in|requests:|status codes:|Application protocol:)' "$RES/$id-$server.r$ROUND.txt" | sed 's/^/    /' || true
-  sleep 1
 }
 
 # W5a (HTTP/1.1), W5b (h2c prior knowledge), W5c (h2 over TLS, ALPN): one
-# timed upload of $W5_FILE to the demo's /read_body.
-upload_w5() { # id server
-  local id=$1 server=$2 out="$RES/$1-$2.r$ROUND.txt" rc=0 args version
-  want "$id" || return 0
+# timed upload of $W5_FILE to the server's /read_body.
+upload_w5() { # id server port
+  local id=$1 server=$2 port=$3 out="$RES/$1-$2.r$ROUND.txt" rc=0 args version tls=$DEMO_TLS_PORT
+  [[ $server == mustang-rp ]] && tls=$RP_TLS_PORT
   case $id in
-    W5a) version=1.1; args=(-H 'Expect:' -X POST -T "$W5_FILE" "http://$HOST:$DEMO_PORT/read_body") ;;
-    W5b) version=2; args=(--http2-prior-knowledge -X POST -T "$W5_FILE" "http://$HOST:$DEMO_PORT/read_body") ;;
-    W5c) version=2; args=(-k --http2 -X POST -T "$W5_FILE" "https://$HOST:$DEMO_TLS_PORT/read_body") ;;
+    W5a) version=1.1; args=(-H 'Expect:' -X POST -T "$W5_FILE" "http://$HOST:$port/read_body") ;;
+    W5b) version=2; args=(--http2-prior-knowledge -X POST -T "$W5_FILE" "http://$HOST:$port/read_body") ;;
+    W5c) version=2; args=(-k --http2 -X POST -T "$W5_FILE" "https://$HOST:$tls/read_body") ;;
   esac
   say "$id $server: curl ${args[*]/#$WORK\//} (round $ROUND)"
   upload_run "$out" 600 "$W5_BYTES" "$version" "${args[@]}" || rc=$?
@@ -298,22 +292,6 @@ upload_w5() { # id server
     say "  $id-$server: wrong answer (expected 200, HTTP/$version, body $W5_BYTES), see $out"
   fi
   grep -E '^(time_total|http_code|response):' "$out" | tr '\n' ' ' | sed 's/^/    /; s/ $/\n/' || true
-  sleep 1
-}
-
-start_wsref() {
-  local logf="$RES/wsref.log"
-  port_open "$WSREF_PORT" && die "port $WSREF_PORT already in use (BENCH_WSREF_PORT)"
-  if [[ "$WSREF_LIB" == node ]]; then
-    NODE_PATH="$ROOT/_tools/node/node_modules" node "$ROOT/bench/wsref/ws_node.js" "$HOST" "$WSREF_PORT" \
-      </dev/null >>"$logf" 2>&1 &
-  else
-    "$WSREF" -addr "$HOST:$WSREF_PORT" -lib "$WSREF_LIB" </dev/null >>"$logf" 2>&1 &
-  fi
-  WSREF_PID=$!
-  wait_http "http://$HOST:$WSREF_PORT/" "$WSREF_PID" "websocket reference server" "$logf" \
-    || die "the Websocket reference server did not start"
-  say "websocket reference server ($WSREF_LIB) up on $HOST:$WSREF_PORT (pid $WSREF_PID)"
 }
 
 # ws_run <id> <server> <port>: one wsload run; the raw file holds the
@@ -336,7 +314,7 @@ ws_run() {
     -duration "$WS_DUR" -warmup "$WS_WARMUP")
   if [[ $defl == deflate ]]; then
     args+=(-deflate)
-    path=$WS_DEFLATE_PATH
+    [[ $server == mustang* ]] && path=$WS_DEFLATE_PATH
   fi
   say "$id $server: wsload ${args[*]} (round $ROUND)"
   run_tool "$RES/$id-$server.r$ROUND.txt" "$WS_LIMIT" "$WSLOAD" -url "ws://$HOST:$port$path" "${args[@]}"
@@ -352,16 +330,75 @@ warmup() { # port
   run_bg /dev/null 60 wrk -t2 -c10 "-d$WARMUP" "http://$HOST:$1/" || true
 }
 
-DEMO_DIED=0
-demo_alive() { # reports a dead demo once per start
-  kill -0 "$DEMO_PID" 2>/dev/null && return 0
-  if ((!DEMO_DIED)); then
-    DEMO_DIED=1
-    FAILED_RUNS=$((FAILED_RUNS + 1))
-    say "  the demo died (or was killed); skipping the rest of this mode; see $RES/demo-rp_$1.log"
+# server_alive <server>: a server that exited under the benchmark is a
+# failed run (incidents.txt, the report); it is started again, at most
+# BENCH_RESTARTS (3) times per server, so that one crash or stray kill on
+# this shared machine does not void the rest of the run.
+declare -A RESTARTS=()
+MAX_RESTARTS=${BENCH_RESTARTS:-3}
+server_alive() {
+  local s=$1 n=${RESTARTS[$1]:-0}
+  kill -0 "${PIDS[$s]}" 2>/dev/null && return 0
+  ((n > MAX_RESTARTS)) && return 1   # given up on, said so already
+  RESTARTS[$s]=$((n + 1))
+  FAILED_RUNS=$((FAILED_RUNS + 1))
+  if ((n == MAX_RESTARTS)); then
+    echo "round ${ROUND:-?}, before ${CUR_WL:-?}: $s (pid ${PIDS[$s]}) exited again: skipping its remaining runs (see $s's log)" >>"$RES/incidents.txt"
+    say "  $s exited again; skipping its remaining runs; see its log in $RES"
+    return 1
   fi
-  return 1
+  echo "round ${ROUND:-?}, before ${CUR_WL:-?}: $s (pid ${PIDS[$s]}) had exited (crash or killed; see its log): restarted" >>"$RES/incidents.txt"
+  say "  $s (pid ${PIDS[$s]}) exited (see its log in $RES): restarting it"
+  restart_server "$s"
 }
+
+# run_one <workload> <server>: one run of one workload against one server.
+run_one() {
+  local wl=$1 s=$2 port
+  CUR_WL=$wl
+  server_alive "$s" || return 0
+  port=$(port_for "$s" "$wl")
+  case $wl in
+    W1?) wrk_run "$wl" "$s" "$port" ;;
+    W2? | W3? | W4?) h2load_run "$wl" "$s" "$port" ;;
+    W5?) upload_w5 "$wl" "$s" "$port" ;;
+    W6*) ws_run "$wl" "$s" "$port" ;;
+  esac
+  sleep "$GAP"
+}
+
+# --- the servers -----------------------------------------------------------------
+HTTP_ORDER=()   # selected HTTP workloads, in run order
+for w in W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c; do want "$w" && HTTP_ORDER+=("$w"); done
+WS_REF=0        # any Websocket row over HTTP/1.1 (the reference server speaks no RFC 8441)
+for id in "${WS_SELECTED[@]}"; do [[ $id == *-h2-* ]] || WS_REF=1; done
+for rp in $MODES; do
+  case $rp in true | false) ;; *) die "BENCH_MODES: expected true/false, got '$rp'" ;; esac
+done
+NEED_DEMO=0
+((${#HTTP_ORDER[@]} + ${#WS_SELECTED[@]})) && NEED_DEMO=1
+if [[ "$SCALING" == 1 ]]; then
+  NEED_DEMO=1
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true   # 10,000 connections, inherited by the servers
+  (($(ulimit -n) > 10100)) || say "ulimit -n is $(ulimit -n): the 10,000-connection points may fail (wrk and each server need 10,000 descriptors)"
+fi
+if ((NEED_DEMO)); then
+  [[ " $MODES " == *" false "* ]] && start_demo mustang false "$DEMO_PORT" "$DEMO_TLS_PORT"
+  if [[ " $MODES " == *" true "* ]] && want_any W1a W1b W1c W3a W3b W5a; then
+    start_demo mustang-rp true "$RP_PORT" "$RP_TLS_PORT"
+  fi
+fi
+if [[ "$PEERS" != none ]]; then
+  start_peer cowboy
+  { want_any W1a W1b W1c W3a W3b || [[ "$SCALING" == 1 ]]; } && start_peer elli
+else
+  say "no peers (MUSTANG_PEERS=none, or no ../shared/peers): nginx and the Websocket reference only"
+fi
+{ want_any W1a W1b W1c W2a W2b W4a W4b || [[ "$SCALING" == 1 ]]; } && start_nginx
+((WS_REF)) && start_wsref
+for s in mustang mustang-rp cowboy elli nginx; do
+  [[ -n "${PIDS[$s]:-}" ]] && warmup "$(port_for "$s" W1a)"
+done
 
 # --- record the setting ---------------------------------------------------------
 {
@@ -369,9 +406,11 @@ demo_alive() { # reports a dead demo once per start
   echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo none)$(git diff --quiet HEAD 2>/dev/null || echo ' (dirty)')"
   echo "cores: $(nproc)"
   echo "loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "BENCH_DURATION=$DUR BENCH_WARMUP=$WARMUP BENCH_W3_REQUESTS=$W3_N BENCH_ROUNDS=${BENCH_ROUNDS:-3}"
+  echo "QUICK=$QUICK BENCH_DURATION=$DUR BENCH_WARMUP=$WARMUP BENCH_W3_REQUESTS=$W3_N BENCH_ROUNDS=$ROUNDS BENCH_GAP=$GAP"
   echo "BENCH_W2A_REQUESTS=$W2A_N BENCH_W2B_REQUESTS=$W2B_N BENCH_W4_REQUESTS=$W4_N BENCH_W5_BYTES=$W5_BYTES"
   echo "workloads:$WORKLOADS modes(MUSTANG_REQUEST_PROCESS): $MODES"
+  echo "servers: ${!PIDS[*]}"
+  echo "peers: $PEERS"
   echo "otp: $(erl -noshell -eval 'io:put_chars(erlang:system_info(otp_release)), halt().' 2>/dev/null || echo '?')"
   echo "nginx: $(nginx -v 2>&1)"
   echo "wrk: $(wrk -v 2>&1 | head -n1)"
@@ -386,86 +425,32 @@ demo_alive() { # reports a dead demo once per start
 } >"$RES/meta.txt"
 say "results in $RES"
 
-ROUNDS=${BENCH_ROUNDS:-3}
+# --- the rounds: each workload against every server, then the next workload --------
 WS_SECONDS=0
 RUN_T0=$SECONDS
 for ROUND in $(seq 1 "$ROUNDS"); do
-# --- nginx reference ------------------------------------------------------------
-if want_any W1a W1b W1c W2a W2b W4a W4b; then
-  start_nginx
-  warmup "$NGINX_PORT"
-  wrk_run W1a nginx "$NGINX_PORT" 1 1
-  wrk_run W1b nginx "$NGINX_PORT" 2 10
-  wrk_run W1c nginx "$NGINX_PORT" 2 100
-  h2load_run W2a nginx "$NGINX_H2_PORT"
-  h2load_run W2b nginx "$NGINX_H2_PORT"
-  h2load_run W4a nginx "$NGINX_H2_PORT"
-  h2load_run W4b nginx "$NGINX_H2_PORT"
-  stop_pid "$NGINX_PID" nginx   # keep the machine quiet for Mustang
-  NGINX_PID=""
-fi
-
-# --- Websocket reference server (HTTP/1.1 rows only) -------------------------------
-WS_REF=()
-for id in "${WS_SELECTED[@]}"; do [[ $id == *-h2-* ]] || WS_REF+=("$id"); done
-if ((${#WS_REF[@]})); then
-  t0=$SECONDS
-  start_wsref
-  for id in "${WS_REF[@]}"; do ws_run "$id" wsref "$WSREF_PORT"; done
-  stop_pid "$WSREF_PID" "websocket reference server"
-  WSREF_PID=""
-  WS_SECONDS=$((WS_SECONDS + SECONDS - t0))
-fi
-
-# --- Mustang, each request mode ---------------------------------------------------
-for rp in $MODES; do
-  case $rp in
-    false) server=mustang ;;
-    true) server=mustang-rp ;;
-    *) die "BENCH_MODES: expected true/false, got '$rp'" ;;
-  esac
-  # skip a mode with nothing to run (Websocket and HTTP/2 run with rp=false only)
-  if [[ $rp == true ]]; then
-    want_any W1a W1b W1c W3a W3b W5a || continue
-  else
-    want_any W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c || ((${#WS_SELECTED[@]})) || continue
-  fi
-  start_demo "$rp"
-  DEMO_DIED=0
-  warmup "$DEMO_PORT"
-  for step in "W1a 1 1" "W1b 2 10" "W1c 2 100"; do
-    set -- $step
-    demo_alive "$rp" || break
-    wrk_run "$1" "$server" "$DEMO_PORT" "$2" "$3"
-  done
-  # HTTP/2 streams always run in their own process: the h2 workloads run
-  # in the default mode (rp=false) only.
-  if [[ $rp == false ]]; then
-    for id in W2a W2b; do demo_alive "$rp" && h2load_run "$id" "$server" "$DEMO_PORT"; done
-  fi
-  for id in W3a W3b; do demo_alive "$rp" && h2load_run "$id" "$server" "$DEMO_PORT"; done
-  if [[ $rp == false ]]; then
-    for id in W4a W4b; do demo_alive "$rp" && h2load_run "$id" "$server" "$DEMO_PORT"; done
-  fi
-  demo_alive "$rp" && upload_w5 W5a "$server"
-  if [[ $rp == false ]]; then
-    for id in W5b W5c; do demo_alive "$rp" && upload_w5 "$id" "$server"; done
-  fi
-  # Websocket: the connection process runs the Websocket after the upgrade,
-  # so the rp=false mode only.
-  if [[ $rp == false ]] && ((${#WS_SELECTED[@]})); then
+  for wl in "${HTTP_ORDER[@]}" "${WS_SELECTED[@]}"; do
     t0=$SECONDS
-    for id in "${WS_SELECTED[@]}"; do demo_alive "$rp" && ws_run "$id" "$server" "$DEMO_PORT"; done
-    WS_SECONDS=$((WS_SECONDS + SECONDS - t0))
-  fi
-  demo_alive "$rp" || true   # also catches a death during the last run
-  stop_demo
+    # shellcheck disable=SC2046
+    for s in $(rotate $((ROUND - 1)) $(servers_for "$wl")); do run_one "$wl" "$s"; done
+    [[ $wl == W6* ]] && WS_SECONDS=$((WS_SECONDS + SECONDS - t0))
+  done
 done
-done
+ROUNDS_SECONDS=$((SECONDS - RUN_T0))
+
+# --- scaling curves: connections, body size ------------------------------------------
+if [[ "$SCALING" == 1 ]]; then
+  t0=$SECONDS
+  source "$ROOT/bench/scaling.sh"
+  scale_conns
+  scale_bodies
+  SCALING_SECONDS=$((SECONDS - t0))
+fi
+stop_servers
 
 # --- W5lin: upload time against body size (its own demo starts) ----------------------
 if want W5lin; then
-  BENCH_LOCK_HELD=1 BENCH_LIN_OUT="$RES/lin" BENCH_PORT=$DEMO_PORT BENCH_TLS_PORT=$DEMO_TLS_PORT \
+  BENCH_LOCK_HELD=1 BENCH_SKIP_BUILD=1 BENCH_LIN_OUT="$RES/lin" BENCH_PORT=$DEMO_PORT BENCH_TLS_PORT=$DEMO_TLS_PORT \
     BENCH_DEMO_CMD=$DEMO_CMD "$ROOT/bench/h2_linear.sh" || {
     FAILED_RUNS=$((FAILED_RUNS + 1))
     say "W5lin: bench/h2_linear.sh failed, see $RES/lin"
@@ -474,7 +459,7 @@ fi
 
 # --- report -------------------------------------------------------------------------
 {
-  echo "elapsed: $((SECONDS - RUN_T0)) s in all"
+  echo "elapsed: $((SECONDS - LOCKED_AT)) s in all (setup and build included; $LOCKED_AT s of waiting for the lock before), $ROUNDS_SECONDS s of rounds${SCALING_SECONDS:+, $SCALING_SECONDS s of scaling curves}"
   if ((${#WS_SELECTED[@]})); then
     echo "websocket: $WS_SECONDS s of wsload runs (reference server and demo)"
   fi
@@ -485,7 +470,20 @@ if [[ -f "$RES/lin/table.txt" ]]; then
   echo | tee -a "$RES/table.txt"
   tee -a "$RES/table.txt" <"$RES/lin/table.txt"
 fi
-echo "bench: raw outputs, logs and table.txt in $RES"
+if "$PY" "$ROOT/bench/publish.py" "$RES"; then
+  if [[ "$PUBLISH" == 1 ]]; then
+    # bench/results/ holds the last published run only: its report (README.md) and charts
+    mkdir -p "$ROOT/bench/results"
+    rm -f "$ROOT/bench/results/"*.png "$ROOT/bench/results/README.md"
+    cp "$RES/report.md" "$ROOT/bench/results/README.md"
+    cp "$RES/"*.png "$ROOT/bench/results/" 2>/dev/null || true
+    say "published report.md and charts to bench/results/"
+  fi
+else
+  FAILED_RUNS=$((FAILED_RUNS + 1))
+  say "bench/publish.py failed: no report.md"
+fi
+echo "bench: raw outputs, logs, table.txt, report.md and charts in $RES"
 
 if ((FAILED_RUNS)); then
   echo "bench: $FAILED_RUNS run(s) failed (see above)" >&2
