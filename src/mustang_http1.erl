@@ -18,6 +18,8 @@
 %%   active_n (100)                socket messages between {active, N} rearms
 %%   dynamic_buffer ({1024, 131072}) bounds of the dynamic socket buffer, or false
 %%   hibernate (false)             hibernate between requests
+%%   hibernate_after (1000)        ms without data after which an idle connection
+%%                                 hibernates (within twice that), or infinity
 %%   idle_timeout (60000)          ms without data while a request is in progress
 %%   request_timeout (5000)        ms to receive a complete request head, and ms
 %%                                 a keep-alive connection may wait for the next one
@@ -63,6 +65,7 @@
 	active_n => 100,
 	dynamic_buffer => {1024, 131072},
 	hibernate => false,
+	hibernate_after => 1000,
 	idle_timeout => 60000,
 	request_timeout => 5000,
 	max_keepalive => 1000,
@@ -95,6 +98,7 @@
 	max_keepalive :: non_neg_integer() | infinity,
 	request_timeout :: timeout(),
 	idle_timeout :: timeout(),
+	hibernate_after :: timeout(),
 	max_skip :: non_neg_integer(),
 	min_rate :: off | {pos_integer(), pos_integer()},
 	%% The chunked decoder's state at the start of a body (it holds the limits).
@@ -114,8 +118,8 @@
 	%% Socket reading.
 	active_n :: pos_integer(),
 	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
-	%% Idle timeout: a periodic tick counts the ticks without data.
-	idle_ticks = 0 :: non_neg_integer(),
+	%% Idle timeout: a periodic tick adds up the quiet time (ms).
+	quiet = 0 :: non_neg_integer(),
 	received = false :: boolean(),
 	%% Request timeout: a lazily re-armed timer and the deadline it guards.
 	req_deadline = undefined :: undefined | integer(),
@@ -165,6 +169,7 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 				max_keepalive = maps:get(max_keepalive, Opts),
 				request_timeout = maps:get(request_timeout, Opts),
 				idle_timeout = maps:get(idle_timeout, Opts),
+				hibernate_after = maps:get(hibernate_after, Opts),
 				max_skip = maps:get(max_skip_body_length, Opts),
 				min_rate = maps:get(min_recv_rate, Opts),
 				chunked = mustang_http1_codec:init_chunked(maps:get(max_trailer_length, Opts),
@@ -189,8 +194,8 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 			exit(normal)
 	end.
 
-start_idle_tick(#st{idle_timeout = Timeout}) ->
-	mustang_conn_chores:start_idle_tick(?MODULE, Timeout).
+start_idle_tick(#st{idle_timeout = Timeout, hibernate_after = HibernateAfter, quiet = Quiet}) ->
+	mustang_conn_chores:start_idle_tick(?MODULE, Timeout, HibernateAfter, Quiet).
 
 %% The request timeout is enforced with a deadline and at most one armed
 %% timer: when the timer fires early (the deadline moved), it is re-armed for
@@ -262,17 +267,21 @@ passive(St = #st{transport = Transport, socket = Socket, active_n = N}, Buffer) 
 update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf}) ->
 	mustang_dynbuf:update_socket(Size, DynBuf, Transport, Socket).
 
-idle_tick(St = #st{received = Received, idle_ticks = Ticks, stream = Stream}, Buffer) ->
-	case mustang_conn_chores:idle_tick(Received, Ticks, Stream =/= undefined orelse Buffer =/= <<>>) of
+idle_tick(St = #st{received = Received, quiet = Quiet, stream = Stream,
+		idle_timeout = Timeout, hibernate_after = HibernateAfter}, Buffer) ->
+	case mustang_conn_chores:idle_tick(Received, Quiet, Stream =/= undefined orelse Buffer =/= <<>>,
+			Timeout, HibernateAfter) of
 		timeout ->
 			terminate(St, idle_timeout);
-		{hibernate, Ticks2} ->
+		{hibernate, Quiet2} ->
 			%% About 13 KiB down to 5 KiB per idle connection (bench/idle_memory.sh).
-			start_idle_tick(St),
-			proc_lib:hibernate(?MODULE, loop, [St#st{received = false, idle_ticks = Ticks2}, Buffer]);
-		{continue, Ticks2} ->
-			start_idle_tick(St),
-			loop(St#st{received = false, idle_ticks = Ticks2}, Buffer)
+			St2 = St#st{received = false, quiet = Quiet2},
+			start_idle_tick(St2),
+			proc_lib:hibernate(?MODULE, loop, [St2, Buffer]);
+		{continue, Quiet2} ->
+			St2 = St#st{received = false, quiet = Quiet2},
+			start_idle_tick(St2),
+			loop(St2, Buffer)
 	end.
 
 request_timeout(St = #st{req_deadline = undefined}, Buffer) ->

@@ -11,7 +11,8 @@
 %% its supervisor and the dynamic buffer state.
 %%
 %% Protocol options, besides the shared env, middlewares, active_n,
-%% dynamic_buffer, idle_timeout and logger (defaults in parentheses):
+%% dynamic_buffer, idle_timeout, hibernate_after and logger (defaults in
+%% parentheses):
 %%   protocols ([http2, http])         which protocols the listener serves
 %%   alpn_default_protocol (http)      protocol for TLS clients that send no ALPN
 %%   enable_connect_protocol (false)   RFC 8441 extended CONNECT
@@ -134,7 +135,7 @@
 	%% Streams, and the stream of each handler process.
 	streams = #{} :: #{pos_integer() => #stream{}},
 	pids = #{} :: #{pid() => pos_integer() | undefined},
-	idle_ticks = 0 :: non_neg_integer(),
+	quiet = 0 :: non_neg_integer(),
 	received = false :: boolean()
 }).
 
@@ -198,8 +199,9 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 ms() ->
 	erlang:monotonic_time(millisecond).
 
-start_idle_tick(#st{opts = #{idle_timeout := Timeout}}) ->
-	mustang_conn_chores:start_idle_tick(?MODULE, Timeout).
+start_idle_tick(#st{opts = Opts, quiet = Quiet}) ->
+	mustang_conn_chores:start_idle_tick(?MODULE, maps:get(idle_timeout, Opts),
+		maps:get(hibernate_after, Opts, 1000), Quiet).
 
 %% The process loop. Output is gathered while messages keep coming and
 %% written with one send when the mailbox is empty.
@@ -285,16 +287,19 @@ update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf}
 	mustang_dynbuf:update_socket(Size, DynBuf, Transport, Socket).
 
 %% Streams in progress count as activity.
-idle_tick(St = #st{streams = Streams, received = Received, idle_ticks = Ticks}) ->
-	start_idle_tick(St),
-	case mustang_conn_chores:idle_tick(Received orelse map_size(Streams) > 0, Ticks, false) of
+idle_tick(St = #st{opts = Opts, streams = Streams, received = Received, quiet = Quiet}) ->
+	case mustang_conn_chores:idle_tick(Received orelse map_size(Streams) > 0, Quiet, false,
+			maps:get(idle_timeout, Opts), maps:get(hibernate_after, Opts, 1000)) of
 		timeout ->
 			goaway_close(St, no_error, 'The connection was idle for idle_timeout.');
-		{hibernate, Ticks2} ->
-			proc_lib:hibernate(?MODULE, loop,
-				[flush_out(St#st{received = false, idle_ticks = Ticks2}), infinity]);
-		{continue, Ticks2} ->
-			loop(St#st{received = false, idle_ticks = Ticks2})
+		{hibernate, Quiet2} ->
+			St2 = St#st{received = false, quiet = Quiet2},
+			start_idle_tick(St2),
+			proc_lib:hibernate(?MODULE, loop, [flush_out(St2), infinity]);
+		{continue, Quiet2} ->
+			St2 = St#st{received = false, quiet = Quiet2},
+			start_idle_tick(St2),
+			loop(St2)
 	end.
 
 %% The machine. Its output and its blocked_since are looked at once per

@@ -17,6 +17,8 @@
 %%   active_n (100)                  1..32767, {active, N} of the socket
 %%   dynamic_buffer ({1024, 131072}) {Min, Max}, 1 =< Min =< Max, or false
 %%   hibernate (false)
+%%   hibernate_after (1000)          ms without data before an idle connection
+%%                                   hibernates (within twice that), or infinity
 %%   idle_timeout (60000)            or infinity
 %%   min_recv_rate ({1024, 30000})   {Bytes, Ms}: a request body must bring at
 %%                                   least Bytes in every Ms once started, or off
@@ -67,6 +69,7 @@
 %%
 %% Websocket options (the Opts of {mustang_websocket, Req, State, Opts}):
 %%   idle_timeout (60000)            or infinity
+%%   hibernate_after (1000)          as the protocol option
 %%   max_frame_size (1048576)        >= 0 or infinity
 %%   min_recv_rate ({1024, 30000})   {Bytes, Ms} while a frame is in progress,
 %%                                   or off
@@ -99,6 +102,7 @@
 -define(MAX_ACTIVE_N, 32767).
 
 -type ms() :: 0..?MAX_MS.
+-type pos_ms() :: 1..?MAX_MS.
 -type window_size() :: 0..?MAX_WINDOW.
 -type setting() :: 0..?MAX_SETTING.
 -type frame_size() :: 16384..16777215.
@@ -112,6 +116,7 @@
 	active_n => active_n(),
 	dynamic_buffer => false | {pos_integer(), pos_integer()},
 	hibernate => boolean(),
+	hibernate_after => pos_ms() | infinity,
 	idle_timeout => ms() | infinity,
 	min_recv_rate => off | {pos_integer(), pos_integer()},
 	logger => module(),
@@ -175,6 +180,7 @@
 
 -type websocket_opts() :: #{
 	idle_timeout => ms() | infinity,
+	hibernate_after => pos_ms() | infinity,
 	max_frame_size => non_neg_integer() | infinity,
 	compress => boolean(),
 	deflate_opts => mustang_ws_deflate:deflate_opts(),
@@ -245,6 +251,7 @@ protocol_option(stream_handlers, V) -> atoms(V);
 protocol_option(active_n, V) -> int(V, 1, ?MAX_ACTIVE_N);
 protocol_option(dynamic_buffer, V) -> V =:= false orelse buffer_bounds(V);
 protocol_option(hibernate, V) -> is_boolean(V);
+protocol_option(hibernate_after, V) -> V =:= infinity orelse int(V, 1, ?MAX_MS);
 protocol_option(idle_timeout, V) -> timeout_or_infinity(V);
 protocol_option(logger, V) -> is_atom(V);
 protocol_option(protocols, V) -> V =/= [] andalso protocols(V);
@@ -304,6 +311,7 @@ protocol_option(access_log_format, V) -> V =:= common orelse V =:= combined orel
 protocol_option(_, _) -> unknown.
 
 websocket_option(idle_timeout, V) -> timeout_or_infinity(V);
+websocket_option(hibernate_after, V) -> protocol_option(hibernate_after, V);
 websocket_option(max_frame_size, V) -> V =:= infinity orelse non_neg(V);
 websocket_option(compress, V) -> is_boolean(V);
 websocket_option(deflate_opts, V) -> is_map(V) andalso maps:fold(
