@@ -259,16 +259,29 @@ table(N, Late, Servers, Protocols, Results) ->
 		|| {Name, Proto, Samples} <- Results]],
 	[Head, Header, Rows, Detail].
 
+%% When the server closed some connections (Cowboy closes idle HTTP/1.1
+%% connections after its request_timeout, 5 s, which opening 10,000 of them
+%% can outlast), the growth is divided by the connections still open, and
+%% the cell says so.
+cell({_, 0, _, _}, _) ->
+	"all closed";
 cell({_, Open, D, _}, N) ->
 	Note = case Open of
 		N -> "";
-		_ -> io_lib:format(" [~b open]", [Open])
+		_ -> io_lib:format(" [~b open; per open connection]", [Open])
 	end,
-	io_lib:format("~.1f (~.1f / ~.1f)~s", [maps:get(total, D), maps:get(processes, D),
-		maps:get(binary, D), Note]).
+	io_lib:format("~.1f (~.1f / ~.1f)~s", [per_open(total, D, Open, N),
+		per_open(processes, D, Open, N), per_open(binary, D, Open, N), Note]).
 
-ratio({_, OpenA, DA, _}, {_, OpenB, DB, _}, N) when OpenA =:= N, OpenB =:= N ->
-	io_lib:format("~.2fx", [maps:get(total, DA) / maps:get(total, DB)]);
+per_open(Key, D, Open, N) ->
+	maps:get(Key, D) * N / Open.
+
+ratio({_, OpenA, DA, _}, {_, OpenB, DB, _}, N) when OpenA > 0, OpenB > 0 ->
+	Note = case {OpenA, OpenB} of
+		{N, N} -> "";
+		_ -> " (per open connection)"
+	end,
+	io_lib:format("~.2fx~s", [per_open(total, DA, OpenA, N) / per_open(total, DB, OpenB, N), Note]);
 ratio(_, _, _) ->
 	"n/a (closed)".
 

@@ -16,7 +16,9 @@ init(Parent, Ref, Transport) ->
 		{mustang_socket, closed} ->
 			exit(normal);
 		{mustang_socket, Socket} ->
-			Opts = mustang_registry:get_protocol_opts(Ref),
+			%% The HTTP/1.1 options: `protocols' and `alpn_default_protocol'
+			%% are the same in both.
+			Opts = mustang_registry:get_conn_opts(Ref, http),
 			handshake(Parent, Ref, Transport, Socket, Opts)
 	after 10000 ->
 		%% The acceptor died before handing the socket over.
@@ -55,10 +57,8 @@ handshake(Parent, Ref, Transport, Socket, Opts) ->
 
 start_protocol(http, Parent, Ref, Transport, Socket, Opts) ->
 	mustang_http1:init(Parent, Ref, Transport, Socket, Opts);
-start_protocol(http2, Parent, Ref, Transport, Socket, Opts) ->
-	%% The options both protocols share have their defaults in mustang_http1
-	%% (HTTP/1.1 passes its merged options on when it switches to HTTP/2).
-	mustang_http2:init(Parent, Ref, Transport, Socket, maps:merge(mustang_http1:defaults(), Opts),
+start_protocol(http2, Parent, Ref, Transport, Socket, _) ->
+	mustang_http2:init(Parent, Ref, Transport, Socket, mustang_registry:get_conn_opts(Ref, http2),
 		#{}).
 
 -spec close(module(), mustang_transport:socket(), any()) -> no_return().

@@ -44,6 +44,7 @@
 -export([init/5]).
 
 -export([defaults/0]).
+-export([conn_opts/1]).
 
 -type opts() :: mustang_opts:http1_opts().
 -export_type([opts/0]).
@@ -146,12 +147,20 @@
 defaults() ->
 	?DEFAULTS.
 
+%% The options of an HTTP/1.1 connection of a listener with options Opts,
+%% kept in persistent_term by mustang_registry, so that connections do not
+%% copy them.
+-spec conn_opts(map()) -> map().
+conn_opts(Opts) ->
+	maps:merge(?DEFAULTS, Opts).
+
 %% Connection start.
 
+%% Opts are conn_opts/1's (mustang_registry:get_conn_opts/2), not copied
+%% into the process.
 -spec init(pid(), mustang:ref(), module(), mustang_transport:socket(), map()) -> no_return().
-init(Parent, Ref, Transport, Socket, Opts0) ->
+init(Parent, Ref, Transport, Socket, Opts) ->
 	process_flag(trap_exit, true),
-	Opts = maps:merge(?DEFAULTS, Opts0),
 	Limits = maps:merge(mustang_http1_codec:default_limits(),
 		maps:with(maps:keys(mustang_http1_codec:default_limits()), Opts)),
 	#{active_n := ActiveN} = Opts,
@@ -176,7 +185,7 @@ init(Parent, Ref, Transport, Socket, Opts0) ->
 					maps:get(max_chunk_ext_length, Opts)),
 				hibernate = maps:get(hibernate, Opts),
 				logger = maps:get(logger, Opts),
-				chain = mustang_stream:prepare(Opts),
+				chain = mustang_registry:get_conn_chain(Ref, http),
 				inline = case maps:get(request_process, Opts) of
 					false -> mustang_inline:new_counter();
 					true -> undefined
@@ -561,7 +570,8 @@ h2_request(#{method := Method, path := Path, qs := Qs, host := Host, port := Por
 -spec switch_to_http2(#st{}, map()) -> no_return().
 switch_to_http2(St = #st{req_timer = Timer}, Conn) ->
 	_ = case Timer of undefined -> ok; _ -> erlang:cancel_timer(Timer) end,
-	mustang_http2:init(St#st.parent, St#st.ref, St#st.transport, St#st.socket, St#st.opts,
+	mustang_http2:init(St#st.parent, St#st.ref, St#st.transport, St#st.socket,
+		mustang_registry:get_conn_opts(St#st.ref, http2),
 		Conn#{dynbuf => St#st.dynbuf, peer => St#st.peer, sock => St#st.sock, cert => St#st.cert}).
 
 keepalive_allowed(_, infinity) -> true;

@@ -56,6 +56,8 @@
 -export([init/6]).
 -export([loop/2]).
 -export([defaults/0]).
+-export([conn_opts/1]).
+-export([read_file/3]).
 
 -type opts() :: mustang_opts:http2_opts().
 -export_type([opts/0]).
@@ -145,17 +147,24 @@
 defaults() ->
 	?DEFAULTS.
 
+%% The options of an HTTP/2 connection of a listener with options Opts: the
+%% defaults of both protocols (those they share have theirs in
+%% mustang_http1) and the machine's file reader. Kept in persistent_term by
+%% mustang_registry, so that connections do not copy them.
+-spec conn_opts(map()) -> map().
+conn_opts(Opts) ->
+	(maps:merge(?DEFAULTS, mustang_http1:conn_opts(Opts)))#{read_file => fun ?MODULE:read_file/3}.
+
 %% Connection start.
 
-%% Conn carries what the previous protocol knew: buffer (bytes already read,
+%% Opts are conn_opts/1's (mustang_registry:get_conn_opts/2), not copied
+%% into the process. Conn carries what the previous protocol knew: buffer (bytes already read,
 %% starting with the client preface), dynbuf, peer, sock, cert, and for an
 %% Upgrade: h2c request the request itself as {upgrade, Request, Settings}.
 -spec init(pid(), mustang:ref(), module(), mustang_transport:socket(), map(), map())
 	-> no_return().
-init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
+init(Parent, Ref, Transport, Socket, Opts, Conn) ->
 	process_flag(trap_exit, true),
-	%% Opts0 has the shared options' defaults (mustang_conn, mustang_http1).
-	Opts = maps:merge(?DEFAULTS, Opts0),
 	ActiveN = maps:get(active_n, Opts),
 	DynBuf = case Conn of
 		#{dynbuf := D} -> D;
@@ -172,10 +181,10 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 	case {Transport:setopts(Socket, SockOpts), Info} of
 		{ok, {ok, Peer, Sock, Cert}} ->
 			%% Our SETTINGS are queued by the machine; their timer is ours.
-			M = mustang_http2_machine:init(Opts#{read_file => fun read_file/3}, ms()),
+			M = mustang_http2_machine:init(Opts, ms()),
 			St0 = #st{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
 				messages = Transport:messages(), opts = Opts,
-				chain = mustang_stream:prepare(Opts),
+				chain = mustang_registry:get_conn_chain(Ref, http2),
 				peer = Peer, sock = Sock, cert = Cert,
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
 				active_n = ActiveN, dynbuf = DynBuf, m = M,
@@ -730,6 +739,8 @@ stop(St = #st{streams = Streams}, StreamID) ->
 
 %% Sendfile bodies are read by the machine through this function, a piece at
 %% a time, as the windows open.
+-spec read_file(file:name_all(), non_neg_integer(), non_neg_integer())
+	-> {ok, binary()} | {error, any()}.
 read_file(Path, Offset, Length) ->
 	case file:open(Path, [read, raw, binary]) of
 		{ok, Fd} ->
