@@ -283,7 +283,8 @@ idle_tick(St = #st{received = Received, quiet = Quiet, stream = Stream,
 		timeout ->
 			terminate(St, idle_timeout);
 		{hibernate, Quiet2} ->
-			%% About 13 KiB down to 5 KiB per idle connection (bench/idle_memory.sh).
+			%% 13.0 KiB down to 4.6 KiB per idle connection, 10,000 of them
+			%% (bench/idle_memory.sh, doc/guide/performance.md).
 			St2 = St#st{received = false, quiet = Quiet2},
 			start_idle_tick(St2),
 			proc_lib:hibernate(?MODULE, loop, [St2, Buffer]);
