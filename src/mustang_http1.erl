@@ -284,8 +284,11 @@ idle_tick(St = #st{received = Received, quiet = Quiet, stream = Stream,
 			terminate(St, idle_timeout);
 		{hibernate, Quiet2} ->
 			%% 13.0 KiB down to 4.6 KiB per idle connection, 10,000 of them
-			%% (bench/idle_memory.sh, doc/guide/performance.md).
-			St2 = St#st{received = false, quiet = Quiet2},
+			%% (bench/idle_memory.sh, doc/guide/performance.md). The previous
+			%% request's parsed head (the keep-alive parse cache) and its
+			%% method and path go: they point into the packet it came in.
+			St2 = St#st{received = false, quiet = Quiet2, parse_cache = undefined,
+				req_info = {<<>>, <<>>}},
 			start_idle_tick(St2),
 			proc_lib:hibernate(?MODULE, loop, [St2, Buffer]);
 		{continue, Quiet2} ->
