@@ -21,7 +21,9 @@ init(Parent, Ref, Transport) ->
 		{mustang_socket, closed} ->
 			exit(normal);
 		{mustang_socket, Socket} ->
-			Opts = mustang_registry:get_protocol_opts(Ref),
+			%% The HTTP/1.1 options: `protocols' and `alpn_default_protocol'
+			%% are the same in both.
+			Opts = mustang_registry:get_conn_opts(Ref, http),
 			case opt(proxy_header, Opts) of
 				false ->
 					handshake(Parent, Ref, Transport, Socket, Opts, #{});
@@ -121,10 +123,8 @@ handshake(Parent, Ref, Transport, Socket, Opts, Conn) ->
 %% protocol header).
 start_protocol(http, Parent, Ref, Transport, Socket, Opts, Conn) ->
 	mustang_http1:init(Parent, Ref, Transport, Socket, Opts, Conn);
-start_protocol(http2, Parent, Ref, Transport, Socket, Opts, Conn) ->
-	%% The options both protocols share have their defaults in mustang_http1
-	%% (HTTP/1.1 passes its merged options on when it switches to HTTP/2).
-	mustang_http2:init(Parent, Ref, Transport, Socket, maps:merge(mustang_http1:defaults(), Opts),
+start_protocol(http2, Parent, Ref, Transport, Socket, _, Conn) ->
+	mustang_http2:init(Parent, Ref, Transport, Socket, mustang_registry:get_conn_opts(Ref, http2),
 		Conn).
 
 -spec close(module(), mustang_transport:socket(), any()) -> no_return().

@@ -5,8 +5,8 @@
 %% dynamic socket buffer has its own module (mustang_dynbuf).
 -module(mustang_conn_chores).
 
--export([start_idle_tick/2]).
--export([idle_tick/3]).
+-export([start_idle_tick/4]).
+-export([idle_tick/5]).
 -export([active/3]).
 -export([rearm/3]).
 -export([rearm_idle/3]).
@@ -26,28 +26,43 @@
 -export([peer/1]).
 -export([supervisor_call/4]).
 
-%% The idle timeout costs no timer per packet: a tick comes every
-%% idle_timeout/10 and the process counts the ticks that saw no data. Tag is
+%% The idle timeout costs no timer per packet: a tick comes now and then and
+%% the process adds up the quiet time of the ticks that saw no data. Tag is
 %% the module's own, so that a tick armed before a protocol switch is not
-%% taken for the new module's.
--spec start_idle_tick(atom(), timeout()) -> ok.
-start_idle_tick(_, infinity) ->
+%% taken for the new module's. While the connection is active (Quiet is 0)
+%% the tick comes every hibernate_after ms (at most idle_timeout/10), so
+%% that a connection that fell quiet hibernates within 2 x hibernate_after;
+%% once it is quiet, every idle_timeout/10.
+-spec start_idle_tick(atom(), timeout(), timeout(), non_neg_integer()) -> ok.
+start_idle_tick(_, infinity, _, _) ->
 	ok;
-start_idle_tick(Tag, Timeout) ->
-	_ = erlang:send_after(max(1, Timeout div 10), self(), {Tag, idle_tick}),
+start_idle_tick(Tag, IdleTimeout, HibernateAfter, Quiet) ->
+	_ = erlang:send_after(tick_period(IdleTimeout, HibernateAfter, Quiet), self(), {Tag, idle_tick}),
 	ok.
 
-%% What a tick means, given whether data came since the last one, the ticks
-%% counted so far and whether work is in progress (a request, a buffer):
-%% start counting again, count one more, hibernate (the first quiet tick of
-%% an idle connection: give back the heap grown while serving), or time out
-%% (ten quiet ticks).
--spec idle_tick(boolean(), non_neg_integer(), boolean())
-	-> {continue, non_neg_integer()} | {hibernate, 1} | timeout.
-idle_tick(true, _, _) -> {continue, 0};
-idle_tick(false, Ticks, _) when Ticks >= 9 -> timeout;
-idle_tick(false, 0, false) -> {hibernate, 1};
-idle_tick(false, Ticks, _) -> {continue, Ticks + 1}.
+tick_period(IdleTimeout, HibernateAfter, 0) ->
+	max(1, min(IdleTimeout div 10, HibernateAfter));
+tick_period(IdleTimeout, _, _) ->
+	max(1, IdleTimeout div 10).
+
+%% What a tick means, given whether data came since the last one, the quiet
+%% time counted so far (ms), whether work is in progress (a request, a
+%% buffer), idle_timeout and hibernate_after: start counting again, time out
+%% (quiet for idle_timeout), count on, or count on and hibernate (give back
+%% the heap grown while serving). A quiet connection hibernates again at
+%% every tick: the tick itself woke it, and its heap would otherwise grow
+%% back and stay.
+-spec idle_tick(boolean(), non_neg_integer(), boolean(), timeout(), timeout())
+	-> {continue, non_neg_integer()} | {hibernate, non_neg_integer()} | timeout.
+idle_tick(true, _, _, _, _) ->
+	{continue, 0};
+idle_tick(false, Quiet0, Busy, IdleTimeout, HibernateAfter) ->
+	Quiet = Quiet0 + tick_period(IdleTimeout, HibernateAfter, Quiet0),
+	if
+		Quiet >= IdleTimeout -> timeout;
+		Busy; HibernateAfter =:= infinity -> {continue, Quiet};
+		true -> {hibernate, Quiet}
+	end.
 
 %% The active_n and adaptive_active options, for this transport. Only
 %% gen_tcp sockets adapt: a TLS socket's messages come from its own process,

@@ -20,6 +20,8 @@
 %%                                 (gen_tcp only, mustang_conn_chores:rearm/3)
 %%   dynamic_buffer ({1024, 131072}) bounds of the dynamic socket buffer, or false
 %%   hibernate (false)             hibernate between requests
+%%   hibernate_after (1000)        ms without data after which an idle connection
+%%                                 hibernates (within twice that), or infinity
 %%   idle_timeout (60000)          ms without data while a request is in progress
 %%   request_timeout (5000)        ms to receive a complete request head, and ms
 %%                                 a keep-alive connection may wait for the next one
@@ -44,6 +46,7 @@
 -export([init/6]).
 
 -export([defaults/0]).
+-export([conn_opts/1]).
 
 -type opts() :: mustang_opts:http1_opts().
 -export_type([opts/0]).
@@ -75,6 +78,7 @@
 	adaptive_active => true,
 	dynamic_buffer => {1024, 131072},
 	hibernate => false,
+	hibernate_after => 1000,
 	idle_timeout => 60000,
 	request_timeout => 5000,
 	max_keepalive => 1000,
@@ -107,6 +111,7 @@
 	max_keepalive :: non_neg_integer() | infinity,
 	request_timeout :: timeout(),
 	idle_timeout :: timeout(),
+	hibernate_after :: timeout(),
 	max_skip :: non_neg_integer(),
 	min_rate :: off | {pos_integer(), pos_integer()},
 	%% The chunked decoder's state at the start of a body (it holds the limits).
@@ -128,8 +133,8 @@
 	%% Socket reading.
 	active_n :: mustang_conn_chores:active(),
 	dynbuf :: mustang_dynbuf:dynbuf() | undefined,
-	%% Idle timeout: a periodic tick counts the ticks without data.
-	idle_ticks = 0 :: non_neg_integer(),
+	%% Idle timeout: a periodic tick adds up the quiet time (ms).
+	quiet = 0 :: non_neg_integer(),
 	received = false :: boolean(),
 	%% Request timeout: a lazily re-armed timer and the deadline it guards.
 	req_deadline = undefined :: undefined | integer(),
@@ -159,15 +164,23 @@
 defaults() ->
 	?DEFAULTS.
 
+%% The options of an HTTP/1.1 connection of a listener with options Opts,
+%% kept in persistent_term by mustang_registry, so that connections do not
+%% copy them.
+-spec conn_opts(map()) -> map().
+conn_opts(Opts) ->
+	maps:merge(?DEFAULTS, Opts).
+
 %% Connection start.
 
-%% Conn carries what was known before the protocol started: proxy_header,
-%% the PROXY protocol header (mustang_conn, option proxy_header).
+%% Opts are conn_opts/1's (mustang_registry:get_conn_opts/2), not copied
+%% into the process. Conn carries what was known before the protocol
+%% started: proxy_header, the PROXY protocol header (mustang_conn, option
+%% proxy_header).
 -spec init(pid(), mustang:ref(), module(), mustang_transport:socket(), map(),
 	#{proxy_header => mustang_proxy_header:info()}) -> no_return().
-init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
+init(Parent, Ref, Transport, Socket, Opts, Conn) ->
 	process_flag(trap_exit, true),
-	Opts = maps:merge(?DEFAULTS, Opts0),
 	Limits = maps:merge(mustang_http1_codec:default_limits(),
 		maps:with(maps:keys(mustang_http1_codec:default_limits()), Opts)),
 	#{active_n := ActiveN0} = Opts,
@@ -186,13 +199,14 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 				max_keepalive = maps:get(max_keepalive, Opts),
 				request_timeout = maps:get(request_timeout, Opts),
 				idle_timeout = maps:get(idle_timeout, Opts),
+				hibernate_after = maps:get(hibernate_after, Opts),
 				max_skip = maps:get(max_skip_body_length, Opts),
 				min_rate = maps:get(min_recv_rate, Opts),
 				chunked = mustang_http1_codec:init_chunked(maps:get(max_trailer_length, Opts),
 					maps:get(max_chunk_ext_length, Opts)),
 				hibernate = maps:get(hibernate, Opts),
 				logger = maps:get(logger, Opts),
-				chain = mustang_stream:prepare(Opts),
+				chain = mustang_registry:get_conn_chain(Ref, http),
 				inline = case maps:get(request_process, Opts) of
 					false -> mustang_inline:new_counter();
 					true -> undefined
@@ -218,8 +232,8 @@ listener(Ref) ->
 	catch error:badarg -> undefined
 	end.
 
-start_idle_tick(#st{idle_timeout = Timeout}) ->
-	mustang_conn_chores:start_idle_tick(?MODULE, Timeout).
+start_idle_tick(#st{idle_timeout = Timeout, hibernate_after = HibernateAfter, quiet = Quiet}) ->
+	mustang_conn_chores:start_idle_tick(?MODULE, Timeout, HibernateAfter, Quiet).
 
 %% The request timeout is enforced with a deadline and at most one armed
 %% timer: when the timer fires early (the deadline moved), it is re-armed for
@@ -298,17 +312,25 @@ passive(St = #st{transport = Transport, socket = Socket, active_n = N}, Buffer) 
 update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf}) ->
 	mustang_dynbuf:update_socket(Size, DynBuf, Transport, Socket).
 
-idle_tick(St = #st{received = Received, idle_ticks = Ticks, stream = Stream}, Buffer) ->
-	case mustang_conn_chores:idle_tick(Received, Ticks, Stream =/= undefined orelse Buffer =/= <<>>) of
+idle_tick(St = #st{received = Received, quiet = Quiet, stream = Stream,
+		idle_timeout = Timeout, hibernate_after = HibernateAfter}, Buffer) ->
+	case mustang_conn_chores:idle_tick(Received, Quiet, Stream =/= undefined orelse Buffer =/= <<>>,
+			Timeout, HibernateAfter) of
 		timeout ->
 			terminate(St, idle_timeout);
-		{hibernate, Ticks2} ->
-			%% About 13 KiB down to 5 KiB per idle connection (bench/idle_memory.sh).
-			start_idle_tick(St),
-			proc_lib:hibernate(?MODULE, loop, [St#st{received = false, idle_ticks = Ticks2}, Buffer]);
-		{continue, Ticks2} ->
-			start_idle_tick(St),
-			loop(St#st{received = false, idle_ticks = Ticks2}, Buffer)
+		{hibernate, Quiet2} ->
+			%% 13.0 KiB down to 4.6 KiB per idle connection, 10,000 of them
+			%% (bench/idle_memory.sh, doc/guide/performance.md). The previous
+			%% request's parsed head (the keep-alive parse cache) and its
+			%% method and path go: they point into the packet it came in.
+			St2 = St#st{received = false, quiet = Quiet2, parse_cache = undefined,
+				req_info = {<<>>, <<>>}},
+			start_idle_tick(St2),
+			proc_lib:hibernate(?MODULE, loop, [St2, Buffer]);
+		{continue, Quiet2} ->
+			St2 = St#st{received = false, quiet = Quiet2},
+			start_idle_tick(St2),
+			loop(St2, Buffer)
 	end.
 
 request_timeout(St = #st{req_deadline = undefined}, Buffer) ->
@@ -593,7 +615,8 @@ h2_request(#{method := Method, path := Path, qs := Qs, host := Host, port := Por
 -spec switch_to_http2(#st{}, map()) -> no_return().
 switch_to_http2(St = #st{req_timer = Timer}, Conn) ->
 	_ = case Timer of undefined -> ok; _ -> erlang:cancel_timer(Timer) end,
-	mustang_http2:init(St#st.parent, St#st.ref, St#st.transport, St#st.socket, St#st.opts,
+	mustang_http2:init(St#st.parent, St#st.ref, St#st.transport, St#st.socket,
+		mustang_registry:get_conn_opts(St#st.ref, http2),
 		Conn#{dynbuf => St#st.dynbuf, peer => St#st.peer, sock => St#st.sock, cert => St#st.cert,
 			proxy_header => St#st.proxy_header}).
 

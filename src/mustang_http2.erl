@@ -11,7 +11,8 @@
 %% its supervisor and the dynamic buffer state.
 %%
 %% Protocol options, besides the shared env, middlewares, active_n,
-%% dynamic_buffer, idle_timeout and logger (defaults in parentheses):
+%% dynamic_buffer, idle_timeout, hibernate_after and logger (defaults in
+%% parentheses):
 %%   protocols ([http2, http])         which protocols the listener serves
 %%   alpn_default_protocol (http)      protocol for TLS clients that send no ALPN
 %%   enable_connect_protocol (false)   RFC 8441 extended CONNECT
@@ -55,6 +56,8 @@
 -export([init/6]).
 -export([loop/2]).
 -export([defaults/0]).
+-export([conn_opts/1]).
+-export([read_file/3]).
 
 -type opts() :: mustang_opts:http2_opts().
 -export_type([opts/0]).
@@ -136,7 +139,7 @@
 	%% Streams, and the stream of each handler process.
 	streams = #{} :: #{pos_integer() => #stream{}},
 	pids = #{} :: #{pid() => pos_integer() | undefined},
-	idle_ticks = 0 :: non_neg_integer(),
+	quiet = 0 :: non_neg_integer(),
 	received = false :: boolean()
 }).
 
@@ -146,19 +149,27 @@
 defaults() ->
 	?DEFAULTS.
 
+%% The options of an HTTP/2 connection of a listener with options Opts: the
+%% defaults of both protocols (those they share have theirs in
+%% mustang_http1) and the machine's file reader. Kept in persistent_term by
+%% mustang_registry, so that connections do not copy them.
+-spec conn_opts(map()) -> map().
+conn_opts(Opts) ->
+	(maps:merge(?DEFAULTS, mustang_http1:conn_opts(Opts)))#{read_file => fun ?MODULE:read_file/3}.
+
 %% Connection start.
 
-%% Conn carries what the previous protocol knew: buffer (bytes already read,
-%% starting with the client preface), dynbuf, peer, sock, cert, proxy_header
-%% (the PROXY protocol header, option proxy_header), and for an Upgrade: h2c
-%% request the request itself as {upgrade, Request, Settings}.
+%% Opts are conn_opts/1's (mustang_registry:get_conn_opts/2), not copied
+%% into the process. Conn carries what the previous protocol knew: buffer
+%% (bytes already read, starting with the client preface), dynbuf, peer,
+%% sock, cert, proxy_header (the PROXY protocol header, option
+%% proxy_header), and for an Upgrade: h2c request the request itself as
+%% {upgrade, Request, Settings}.
 -spec init(pid(), mustang:ref(), module(), mustang_transport:socket(), map(), map())
 	-> no_return().
-init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
+init(Parent, Ref, Transport, Socket, Opts, Conn) ->
 	process_flag(trap_exit, true),
 	ok = mustang_conns_sup:protocol(Parent, http2),
-	%% Opts0 has the shared options' defaults (mustang_conn, mustang_http1).
-	Opts = maps:merge(?DEFAULTS, Opts0),
 	ActiveN0 = maps:get(active_n, Opts),
 	ActiveN = mustang_conn_chores:active(Transport, ActiveN0, maps:get(adaptive_active, Opts, true)),
 	DynBuf = case Conn of
@@ -176,10 +187,10 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 	case {Transport:setopts(Socket, SockOpts), Info} of
 		{ok, {ok, Peer, Sock, Cert}} ->
 			%% Our SETTINGS are queued by the machine; their timer is ours.
-			M = mustang_http2_machine:init(Opts#{read_file => fun read_file/3}, ms()),
+			M = mustang_http2_machine:init(Opts, ms()),
 			St0 = #st{parent = Parent, ref = Ref, transport = Transport, socket = Socket,
 				messages = Transport:messages(), opts = Opts,
-				chain = mustang_stream:prepare(Opts),
+				chain = mustang_registry:get_conn_chain(Ref, http2),
 				peer = Peer, sock = Sock, cert = Cert,
 				proxy_header = maps:get(proxy_header, Conn, undefined),
 				scheme = case Transport:secure() of true -> <<"https">>; false -> <<"http">> end,
@@ -204,8 +215,9 @@ init(Parent, Ref, Transport, Socket, Opts0, Conn) ->
 ms() ->
 	erlang:monotonic_time(millisecond).
 
-start_idle_tick(#st{opts = #{idle_timeout := Timeout}}) ->
-	mustang_conn_chores:start_idle_tick(?MODULE, Timeout).
+start_idle_tick(#st{opts = Opts, quiet = Quiet}) ->
+	mustang_conn_chores:start_idle_tick(?MODULE, maps:get(idle_timeout, Opts),
+		maps:get(hibernate_after, Opts, 1000), Quiet).
 
 %% The process loop. Output is gathered while messages keep coming and
 %% written with one send when the mailbox is empty.
@@ -294,16 +306,19 @@ update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf}
 	mustang_dynbuf:update_socket(Size, DynBuf, Transport, Socket).
 
 %% Streams in progress count as activity.
-idle_tick(St = #st{streams = Streams, received = Received, idle_ticks = Ticks}) ->
-	start_idle_tick(St),
-	case mustang_conn_chores:idle_tick(Received orelse map_size(Streams) > 0, Ticks, false) of
+idle_tick(St = #st{opts = Opts, streams = Streams, received = Received, quiet = Quiet}) ->
+	case mustang_conn_chores:idle_tick(Received orelse map_size(Streams) > 0, Quiet, false,
+			maps:get(idle_timeout, Opts), maps:get(hibernate_after, Opts, 1000)) of
 		timeout ->
 			goaway_close(St, no_error, 'The connection was idle for idle_timeout.');
-		{hibernate, Ticks2} ->
-			proc_lib:hibernate(?MODULE, loop,
-				[flush_out(St#st{received = false, idle_ticks = Ticks2}), infinity]);
-		{continue, Ticks2} ->
-			loop(St#st{received = false, idle_ticks = Ticks2})
+		{hibernate, Quiet2} ->
+			St2 = St#st{received = false, quiet = Quiet2},
+			start_idle_tick(St2),
+			proc_lib:hibernate(?MODULE, loop, [flush_out(St2), infinity]);
+		{continue, Quiet2} ->
+			St2 = St#st{received = false, quiet = Quiet2},
+			start_idle_tick(St2),
+			loop(St2)
 	end.
 
 %% The machine. Its output and its blocked_since are looked at once per
@@ -735,6 +750,8 @@ stop(St = #st{streams = Streams}, StreamID) ->
 
 %% Sendfile bodies are read by the machine through this function, a piece at
 %% a time, as the windows open.
+-spec read_file(file:name_all(), non_neg_integer(), non_neg_integer())
+	-> {ok, binary()} | {error, any()}.
 read_file(Path, Offset, Length) ->
 	case file:open(Path, [read, raw, binary]) of
 		{ok, Fd} ->

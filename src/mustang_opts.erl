@@ -18,6 +18,8 @@
 %%   adaptive_active (true)          boolean, {active, 1} when the run queues are empty
 %%   dynamic_buffer ({1024, 131072}) {Min, Max}, 1 =< Min =< Max, or false
 %%   hibernate (false)
+%%   hibernate_after (1000)          ms without data before an idle connection
+%%                                   hibernates (within twice that), or infinity
 %%   idle_timeout (60000)            or infinity
 %%   min_recv_rate ({1024, 30000})   {Bytes, Ms}: a request body must bring at
 %%                                   least Bytes in every Ms once started, or off
@@ -74,6 +76,7 @@
 %%
 %% Websocket options (the Opts of {mustang_websocket, Req, State, Opts}):
 %%   idle_timeout (60000)            or infinity
+%%   hibernate_after (1000)          as the protocol option
 %%   max_frame_size (1048576)        >= 0 or infinity
 %%   min_recv_rate ({1024, 30000})   {Bytes, Ms} while a frame is in progress,
 %%                                   or off
@@ -106,6 +109,7 @@
 -define(MAX_ACTIVE_N, 32767).
 
 -type ms() :: 0..?MAX_MS.
+-type pos_ms() :: 1..?MAX_MS.
 -type window_size() :: 0..?MAX_WINDOW.
 -type setting() :: 0..?MAX_SETTING.
 -type frame_size() :: 16384..16777215.
@@ -120,6 +124,7 @@
 	adaptive_active => boolean(),
 	dynamic_buffer => false | {pos_integer(), pos_integer()},
 	hibernate => boolean(),
+	hibernate_after => pos_ms() | infinity,
 	idle_timeout => ms() | infinity,
 	min_recv_rate => off | {pos_integer(), pos_integer()},
 	logger => module(),
@@ -186,6 +191,7 @@
 
 -type websocket_opts() :: #{
 	idle_timeout => ms() | infinity,
+	hibernate_after => pos_ms() | infinity,
 	max_frame_size => non_neg_integer() | infinity,
 	compress => boolean(),
 	deflate_opts => mustang_ws_deflate:deflate_opts(),
@@ -258,6 +264,7 @@ protocol_option(active_n, V) -> int(V, 1, ?MAX_ACTIVE_N);
 protocol_option(adaptive_active, V) -> is_boolean(V);
 protocol_option(dynamic_buffer, V) -> V =:= false orelse buffer_bounds(V);
 protocol_option(hibernate, V) -> is_boolean(V);
+protocol_option(hibernate_after, V) -> V =:= infinity orelse int(V, 1, ?MAX_MS);
 protocol_option(idle_timeout, V) -> timeout_or_infinity(V);
 protocol_option(logger, V) -> is_atom(V);
 protocol_option(protocols, V) -> V =/= [] andalso protocols(V);
@@ -320,6 +327,7 @@ protocol_option(access_log_peer, V) -> V =:= socket orelse V =:= proxy_header;
 protocol_option(_, _) -> unknown.
 
 websocket_option(idle_timeout, V) -> timeout_or_infinity(V);
+websocket_option(hibernate_after, V) -> protocol_option(hibernate_after, V);
 websocket_option(max_frame_size, V) -> V =:= infinity orelse non_neg(V);
 websocket_option(compress, V) -> is_boolean(V);
 websocket_option(deflate_opts, V) -> is_map(V) andalso maps:fold(

@@ -2,6 +2,15 @@
 %% connection supervisors. Connection processes read their protocol options
 %% here when they start, so mustang:set_env/3 applies to new connections
 %% without restarting the listener.
+%%
+%% The options a connection process keeps (its protocol's defaults merged
+%% with the listener's options, get_conn_opts/2) are in persistent_term: a
+%% connection reads them without copying them onto its heap (ETS would copy
+%% them, the dispatch list with them, into every connection: about 1.5 KiB
+%% of each idle HTTP/1.1 connection, 2 KiB of each HTTP/2 one). Replacing
+%% them (set_protocol_opts/2) or erasing them (delete_listener/1) makes the
+%% runtime scan every process once and copy the old ones into the
+%% connections still using them: rare events.
 -module(mustang_registry).
 -behaviour(gen_server).
 
@@ -10,6 +19,8 @@
 -export([delete_listener/1]).
 -export([get_protocol_opts/1]).
 -export([set_protocol_opts/2]).
+-export([get_conn_opts/2]).
+-export([get_conn_chain/2]).
 -export([get_transport_opts/1]).
 -export([set_transport_opts/2]).
 -export([get_transport/1]).
@@ -38,12 +49,13 @@ start_link() ->
 set_listener(Ref, Transport, TransOpts, ProtoOpts) ->
 	true = ets:insert(?TAB, [{{transport, Ref}, Transport}, {{trans_opts, Ref}, TransOpts},
 		{{proto_opts, Ref}, ProtoOpts}]),
-	ok.
+	put_conn_opts(Ref, ProtoOpts).
 
 -spec delete_listener(mustang:ref()) -> ok.
 delete_listener(Ref) ->
 	true = ets:match_delete(?TAB, {{'_', Ref}, '_'}),
 	true = ets:match_delete(?TAB, {{conns_sup, Ref, '_'}, '_'}),
+	_ = persistent_term:erase({?MODULE, Ref}),
 	ok.
 
 -spec get_protocol_opts(mustang:ref()) -> map().
@@ -53,7 +65,26 @@ get_protocol_opts(Ref) ->
 -spec set_protocol_opts(mustang:ref(), map()) -> ok.
 set_protocol_opts(Ref, Opts) ->
 	true = ets:insert(?TAB, {{proto_opts, Ref}, Opts}),
-	ok.
+	put_conn_opts(Ref, Opts).
+
+%% The options of a connection of listener Ref over Protocol, merged with
+%% that protocol's defaults (mustang_http1:conn_opts/1,
+%% mustang_http2:conn_opts/1).
+-spec get_conn_opts(mustang:ref(), http | http2) -> map().
+get_conn_opts(Ref, Protocol) ->
+	maps:get(Protocol, persistent_term:get({?MODULE, Ref})).
+
+%% The stream handler chain of those connections, prepared
+%% (mustang_stream:prepare/1 copies the options).
+-spec get_conn_chain(mustang:ref(), http | http2) -> mustang_stream:prepared().
+get_conn_chain(Ref, Protocol) ->
+	maps:get({chain, Protocol}, persistent_term:get({?MODULE, Ref})).
+
+put_conn_opts(Ref, Opts) ->
+	Http = mustang_http1:conn_opts(Opts),
+	Http2 = mustang_http2:conn_opts(Opts),
+	persistent_term:put({?MODULE, Ref}, #{http => Http, http2 => Http2,
+		{chain, http} => mustang_stream:prepare(Http), {chain, http2} => mustang_stream:prepare(Http2)}).
 
 -spec get_transport_opts(mustang:ref()) -> map().
 get_transport_opts(Ref) ->

@@ -27,7 +27,9 @@
 %% {remote, Code, Reason}, {error, badencoding | badframe | badsize | too_slow
 %% | closed | Reason}, {crash, Class, Reason}.
 %%
-%% Options (defaults): idle_timeout (60000), max_frame_size (1048576: the
+%% Options (defaults): idle_timeout (60000), hibernate_after (1000: ms
+%% without a frame after which the process hibernates, within twice that;
+%% or infinity), max_frame_size (1048576: the
 %% largest message, reassembled and inflated), compress (false),
 %% deflate_opts (#{}), validate_utf8 (true), active_n (100), req_filter (a
 %% fun applied to the Req kept for terminate/3; by default the Req without
@@ -52,6 +54,7 @@
 -type call_result(State) :: {commands(), State} | {commands(), State, hibernate}.
 -type opts() :: #{
 	idle_timeout => timeout(),
+	hibernate_after => timeout(),
 	max_frame_size => non_neg_integer() | infinity,
 	compress => boolean(),
 	deflate_opts => mustang_ws_deflate:deflate_opts(),
@@ -105,14 +108,15 @@
 	max_frame_size :: non_neg_integer() | infinity,
 	validate_utf8 :: boolean(),
 	idle_timeout :: timeout(),
+	hibernate_after :: timeout(),
 	close_timeout :: timeout(),
 	%% HTTP/1.1: the listener's linger_timeout, for the socket's close.
 	linger_timeout = 1000 :: timeout(),
 	active_n :: mustang_conn_chores:active(),
 	active = true :: boolean(),
 	hibernate = false :: boolean(),
-	%% Idle timeout: ticks without data.
-	idle_ticks = 0 :: non_neg_integer(),
+	%% Idle timeout: the quiet time (ms) the ticks added up.
+	quiet = 0 :: non_neg_integer(),
 	received = false :: boolean(),
 	%% Frames to send at the end of the current batch, newest first.
 	out = [] :: [iodata()],
@@ -273,6 +277,7 @@ init_state(Handler, HState, Req, Opts, Deflate) ->
 		max_frame_size = MaxFrameSize,
 		validate_utf8 = maps:get(validate_utf8, Opts, true),
 		idle_timeout = maps:get(idle_timeout, Opts, 60000),
+		hibernate_after = maps:get(hibernate_after, Opts, 1000),
 		close_timeout = maps:get(close_timeout, Opts, 3000),
 		min_rate = maps:get(min_recv_rate, Opts, {1024, 30000}),
 		active_n = maps:get(active_n, Opts, 100),
@@ -291,8 +296,8 @@ start(St0, Buffer) ->
 		_ -> after_call(frames(St2#ws{received = true}, Buffer))
 	end.
 
-start_idle_tick(St = #ws{idle_timeout = Timeout}) ->
-	ok = mustang_conn_chores:start_idle_tick(?MODULE, Timeout),
+start_idle_tick(St = #ws{idle_timeout = Timeout, hibernate_after = HibernateAfter, quiet = Quiet}) ->
+	ok = mustang_conn_chores:start_idle_tick(?MODULE, Timeout, HibernateAfter, Quiet),
 	St.
 
 set_active(#ws{socket = undefined}) -> ok;
@@ -370,16 +375,17 @@ ack(St = #ws{stream = {ConnPid, StreamID}, unacked = Unacked}, Size) ->
 	ConnPid ! {{ConnPid, StreamID}, {flow, Unacked + Size}},
 	St#ws{unacked = 0}.
 
-idle_tick(St = #ws{received = Received, idle_ticks = Ticks}) ->
-	case mustang_conn_chores:idle_tick(Received, Ticks, false) of
+idle_tick(St = #ws{received = Received, quiet = Quiet, idle_timeout = Timeout,
+		hibernate_after = HibernateAfter}) ->
+	case mustang_conn_chores:idle_tick(Received, Quiet, false, Timeout, HibernateAfter) of
 		timeout ->
 			close(send_frames(St#ws{out = [mustang_ws_frame:frame({close, 1000, <<>>}) | St#ws.out]}),
 				timeout);
-		{hibernate, Ticks2} ->
+		{hibernate, Quiet2} ->
 			proc_lib:hibernate(?MODULE, loop,
-				[start_idle_tick(St#ws{received = false, idle_ticks = Ticks2})]);
-		{continue, Ticks2} ->
-			loop(start_idle_tick(St#ws{received = false, idle_ticks = Ticks2}))
+				[start_idle_tick(St#ws{received = false, quiet = Quiet2})]);
+		{continue, Quiet2} ->
+			loop(start_idle_tick(St#ws{received = false, quiet = Quiet2}))
 	end.
 
 %% Incoming bytes: every frame they hold is handled, and the frames the

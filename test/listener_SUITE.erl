@@ -15,6 +15,7 @@ all() ->
 		conn_is_special_process, conns_sup_supervisor_calls, dynamic_buffer_grows,
 		dynamic_buffer_off_when_buffer_set, hibernate_after_idle_tick,
 		hibernate_h2_after_idle_tick, hibernate_h2_option, hibernate_ws_after_idle_tick,
+		idle_connections_hibernate, idle_connections_stay_small,
 		streaming_backpressure_inline, streaming_backpressure_process,
 		env_errors_as_cowboy].
 
@@ -30,7 +31,9 @@ dispatch() ->
 		{"/", mustang_demo_hello_h, []},
 		{"/sleep", mustang_demo_sleep_h, []},
 		{"/read_body", mustang_demo_read_body_h, []},
-		{"/ws", ws_echo_h, #{ws_opts => #{idle_timeout => 1000}}}
+		{"/ws", ws_echo_h, #{ws_opts => #{idle_timeout => 1000}}},
+		{"/ws_default", ws_echo_h, #{}},
+		{"/ws_10s", ws_echo_h, #{ws_opts => #{idle_timeout => 10000}}}
 	]}]).
 
 opts() ->
@@ -466,6 +469,86 @@ ws_echo(S, Text) ->
 	ok = gen_tcp:send(S, [<<16#81, 1:1, Size:7, 1, 2, 3, 4>>, crypto:exor(Text, Mask)]),
 	{ok, <<16#81, Size, Echo:Size/binary>>} = gen_tcp:recv(S, 2 + Size, 5000),
 	Echo.
+
+%% 200 connections of each protocol (HTTP/1.1, h2c, Websocket over
+%% HTTP/1.1), one exchange each, with the default options but for
+%% request_timeout (5 s: it would close the HTTP/1.1 ones): all connection
+%% processes hibernate within a few seconds of falling quiet
+%% (hibernate_after, 1 s: within 2 s), under a heap bound. Before
+%% hibernate_after they waited for their second idle tick, 12 s with the
+%% default idle_timeout, and kept the heap grown while serving.
+idle_connections_hibernate(_) ->
+	{Holder, Conns} = idle_connections(?FUNCTION_NAME, #{request_timeout => 60000},
+		"/ws_default"),
+	wait_until(fun() -> lists:all(fun is_hibernating/1, Conns) end, 5000),
+	{Mem, Heap} = idle_memory(Conns),
+	ct:pal("~b connections hibernated: ~b bytes, largest heap ~b words",
+		[length(Conns), Mem, Heap]),
+	?assert(Heap < 1000),
+	Holder ! stop,
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+%% Idle connections stay small: each idle tick (idle_timeout/10, 1 s here,
+%% for the Websocket ones too)
+%% wakes them, and they hibernate again rather than grow their heap back.
+%% Two samples three ticks apart: all hibernated, the memory not grown.
+idle_connections_stay_small(_) ->
+	{Holder, Conns} = idle_connections(?FUNCTION_NAME,
+		#{request_timeout => 60000, idle_timeout => 10000}, "/ws_10s"),
+	wait_until(fun() -> lists:all(fun is_hibernating/1, Conns) end, 5000),
+	{Mem1, _} = idle_memory(Conns),
+	receive after 3500 -> ok end,
+	Awake = [P || P <- Conns, not is_hibernating(P)],
+	{Mem2, Heap2} = idle_memory(Conns),
+	ct:pal("~b connections: ~b bytes, ~b bytes three ticks later (largest heap ~b words, "
+		"~b awake)", [length(Conns), Mem1, Mem2, Heap2, length(Awake)]),
+	[] = Awake,
+	?assert(Mem2 =< Mem1 + Mem1 div 20),
+	Holder ! stop,
+	ok = mustang:stop_listener(?FUNCTION_NAME).
+
+%% The connection processes of a listener whose 600 clients made one
+%% exchange each, and the process that holds the clients' sockets open
+%% until it gets `stop'.
+idle_connections(Name, Extra, WsPath) ->
+	{ok, _} = mustang:start_clear(Name, #{port => 0}, maps:merge(opts(), Extra)),
+	Port = mustang:get_port(Name),
+	Self = self(),
+	Holder = spawn_link(fun() ->
+		Socks = [idle_client(Port, Proto, WsPath) || Proto <- [h1, h2c, ws], _ <- lists:seq(1, 200)],
+		Self ! {opened, self()},
+		receive stop -> [gen_tcp:close(S) || S <- Socks] end
+	end),
+	receive {opened, Holder} -> ok after 60000 -> error(open_timeout) end,
+	Conns = [Conn || {_, ConnsSup} <- mustang_registry:get_conns_sups(Name),
+		{_, Conn, _, _} <- supervisor:which_children(ConnsSup)],
+	600 = length(Conns),
+	{Holder, Conns}.
+
+idle_client(Port, Proto, WsPath) ->
+	{ok, S} = gen_tcp:connect("127.0.0.1", Port, [binary, {active, false}, {nodelay, true}]),
+	case Proto of
+		h1 ->
+			ok = gen_tcp:send(S, "GET / HTTP/1.1\r\nhost: x\r\n\r\n"),
+			{<<"HTTP/1.1 200 OK">>, _, <<"Hello world!">>} = recv_response(S, <<>>);
+		h2c ->
+			ok = gen_tcp:send(S, [mustang_http2_frame:preface(), mustang_http2_frame:settings(#{}),
+				mustang_http2_frame:settings_ack()]),
+			{<<"Hello world!">>, _} = h2_get(S, 1, mustang_hpack:init());
+		ws ->
+			ok = gen_tcp:send(S, ["GET ", WsPath, " HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\n"
+				"connection: upgrade\r\nsec-websocket-version: 13\r\n"
+				"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"]),
+			{ok, <<"HTTP/1.1 101 ", _/bits>>} = gen_tcp:recv(S, 0, 5000),
+			<<"hello">> = ws_echo(S, <<"hello">>)
+	end,
+	S.
+
+%% The memory of the processes (bytes) and the largest heap (words).
+idle_memory(Conns) ->
+	Infos = [process_info(P, [memory, total_heap_size]) || P <- Conns],
+	{lists:sum([M || [{memory, M}, _] <- Infos]),
+		lists:max([H || [_, {total_heap_size, H}] <- Infos])}.
 
 the_connection(Name) ->
 	[{_, ConnsSup}] = mustang_registry:get_conns_sups(Name),

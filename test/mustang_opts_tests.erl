@@ -25,6 +25,7 @@ protocol_table() ->
 		{dynamic_buffer, [false, {1, 1}, {1024, 131072}],
 			[true, {0, 10}, {10, 9}, {1, a}, {1, 2, 3}, [1, 2]]},
 		{hibernate, [true, false], [yes, 1]},
+		{hibernate_after, [1, 1000, ?MAX_MS, infinity], [0, -1, ?MAX_MS + 1, 1.5]},
 		{idle_timeout, [0, ?MAX_MS, infinity], [-1, ?MAX_MS + 1, 1.5, inf]},
 		{logger, [logger, my_logger], ["logger", fun logger:info/1]},
 		{protocols, [[http], [http2], [http2, http]], [[], [http3], [http | http2], http]},
@@ -93,6 +94,7 @@ websocket_table() ->
 	Fun1 = fun(_) -> ok end,
 	[
 		{idle_timeout, [0, ?MAX_MS, infinity], [-1, ?MAX_MS + 1, undefined]},
+		{hibernate_after, [1, 1000, ?MAX_MS, infinity], [0, -1, ?MAX_MS + 1, undefined]},
 		{max_frame_size, [0, 1048576, infinity], [-1, 1.0, undefined]},
 		{compress, [true, false], [1, yes]},
 		{deflate_opts, [#{}, #{level => 0}, #{level => 9}, #{level => best_speed},
@@ -116,7 +118,7 @@ websocket_table() ->
 %% The defaults the Websocket process uses (mustang_websocket), as the
 %% README must show them.
 websocket_defaults() ->
-	#{idle_timeout => 60000, max_frame_size => 1048576, compress => false,
+	#{idle_timeout => 60000, hibernate_after => 1000, max_frame_size => 1048576, compress => false,
 		deflate_opts => #{}, validate_utf8 => true, close_timeout => 3000,
 		min_recv_rate => {1024, 30000}}.
 
