@@ -263,7 +263,9 @@ graceful_stop_inflight(_) ->
 	end || Pid <- Pids],
 	{error, econnrefused} = gen_tcp:connect("127.0.0.1", Port, []).
 
-%% Idle keep-alive connections are closed right away on stop.
+%% Idle keep-alive connections are closed on stop after the drain's short
+%% grace (1 s, for a request the client may already be sending), long
+%% before the shutdown timeout (5 s).
 graceful_stop_idle_closes(_) ->
 	{ok, _} = mustang:start_clear(?FUNCTION_NAME, #{port => 0, shutdown => 5000}, opts()),
 	Port = mustang:get_port(?FUNCTION_NAME),
@@ -273,7 +275,7 @@ graceful_stop_idle_closes(_) ->
 	T0 = erlang:monotonic_time(millisecond),
 	ok = mustang:stop_listener(?FUNCTION_NAME),
 	{error, closed} = gen_tcp:recv(S, 0, 5000),
-	?assert(erlang:monotonic_time(millisecond) - T0 < 1000).
+	?assert(erlang:monotonic_time(millisecond) - T0 < 3000).
 
 %% TLS with ALPN: http/1.1 is offered and chosen (RFC 7301).
 tls_alpn_http11(_) ->
