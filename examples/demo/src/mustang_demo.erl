@@ -106,6 +106,7 @@ protocol_opts(Config) ->
 tuning_from_env() ->
 	Opts = [
 		{active_n, "MUSTANG_ACTIVE_N", fun list_to_integer/1},
+		{adaptive_active, "MUSTANG_ADAPTIVE_ACTIVE", fun list_to_atom/1},
 		{dynamic_buffer, "MUSTANG_DYNAMIC_BUFFER", fun
 			("false") -> false;
 			(MinMax) ->
