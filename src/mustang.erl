@@ -67,6 +67,10 @@
 }.
 -export_type([ref/0, opts/0, transport_opts/0, status/0, info/0]).
 
+%% How long stop_acceptors/2 waits for an acceptor to hand over a
+%% connection it has just accepted.
+-define(ACCEPTORS_STOP_TIMEOUT, 1000).
+
 -define(TRANSPORT_DEFAULTS, #{
 	port => 0,
 	num_acceptors => 10,
@@ -384,9 +388,27 @@ listener_sup(Ref) ->
 		_ -> error
 	end.
 
-%% The listen socket closes with its supervisor. Acceptors killed while they
-%% held a place under max_connections give it back (recount).
+%% The listen socket is closed first, and the acceptors end on their own:
+%% one that has just accepted a connection hands it to its connection
+%% process before it sees the closed socket, where killing it would reset
+%% a client that got in (and maybe sent its request) just before. Those
+%% waiting for capacity hold no socket and are killed with their
+%% supervisor. Acceptors killed while they held a place under
+%% max_connections give it back (recount).
 stop_acceptors(Ref, ListenerSup) ->
+	AcceptorPids = case lists:keyfind(mustang_acceptors_sup, 1, supervisor:which_children(ListenerSup)) of
+		{_, AcceptorsSup, _, _} when is_pid(AcceptorsSup) ->
+			[Child || Child = {_, Pid, _, _} <- supervisor:which_children(AcceptorsSup), is_pid(Pid)];
+		_ ->
+			[]
+	end,
+	Acceptors = [monitor(process, Pid) || {_, Pid, _, _} <- AcceptorPids],
+	_ = (mustang_registry:get_transport(Ref)):close(mustang_registry:get_listen_socket(Ref)),
+	_ = [Pid ! {mustang_conns_sup, stop_waiting} || {_, Pid, _, _} <- AcceptorPids],
+	Deadline = erlang:monotonic_time(millisecond) + ?ACCEPTORS_STOP_TIMEOUT,
+	_ = [receive {'DOWN', MRef, process, _, _} -> ok
+		after max(0, Deadline - erlang:monotonic_time(millisecond)) -> demonitor(MRef, [flush])
+		end || MRef <- Acceptors],
 	_ = supervisor:terminate_child(ListenerSup, mustang_acceptors_sup),
 	_ = supervisor:delete_child(ListenerSup, mustang_acceptors_sup),
 	_ = [mustang_conns_sup:recount(Pid) || {_, Pid} <- mustang_registry:get_conns_sups(Ref)],
@@ -520,5 +542,7 @@ check_ssl_options(CertOpts) ->
 
 -spec active_connections(ref()) -> non_neg_integer().
 active_connections(Ref) ->
+	%% An unknown listener fails with badarg like the other queries, not 0.
+	_ = mustang_registry:get_conn_limit(Ref),
 	lists:sum([mustang_conns_sup:active_connections(Pid)
 		|| {_, Pid} <- mustang_registry:get_conns_sups(Ref)]).

@@ -69,7 +69,9 @@ accept(LSocket, Transport, ConnsSup) ->
 					Transport:close(Socket)
 			end;
 		{error, closed} ->
-			exit(normal);
+			%% The listen socket was closed (mustang:drain/2, suspend): this
+			%% acceptor is done (a transient child, not restarted).
+			exit(shutdown);
 		{error, Reason} when Reason =:= emfile; Reason =:= enfile; Reason =:= system_limit ->
 			{out_of_descriptors, Reason};
 		{error, _} ->

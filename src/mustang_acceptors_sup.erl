@@ -17,6 +17,7 @@ init({Ref, Transport, TransOpts = #{num_acceptors := NumAcceptors, socket_opts :
 		{ok, LSocket} ->
 			{ok, {_, Port}} = Transport:sockname(LSocket),
 			ok = mustang_registry:set_port(Ref, Port),
+			ok = mustang_registry:set_listen_socket(Ref, LSocket),
 			ConnsSups = list_to_tuple(mustang_registry:get_conns_sups(Ref)),
 			Limit = mustang_registry:get_conn_limit(Ref),
 			Logger = maps:get(logger, TransOpts, logger),
@@ -25,6 +26,8 @@ init({Ref, Transport, TransOpts = #{num_acceptors := NumAcceptors, socket_opts :
 				start => {mustang_acceptor, start_link,
 					[LSocket, Transport, erlang:append_element(
 						element(1 + (Id rem tuple_size(ConnsSups)), ConnsSups), Limit), Logger]},
+				%% Closing the listen socket ends them (mustang:stop_acceptors/2).
+				restart => transient,
 				shutdown => brutal_kill
 			} || Id <- lists:seq(1, NumAcceptors)],
 			{ok, {#{strategy => one_for_one, intensity => 1 + NumAcceptors, period => 5}, Acceptors}};

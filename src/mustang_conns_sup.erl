@@ -80,6 +80,9 @@ wait_for_capacity(ConnsSup) ->
 		{?MODULE, resume, ConnsSup} ->
 			demonitor(MRef, [flush]),
 			ok;
+		{?MODULE, stop_waiting} ->
+			%% The listen socket is closed (mustang:stop_acceptors/2).
+			exit(shutdown);
 		{'DOWN', MRef, process, _, Reason} ->
 			exit(Reason)
 	end.

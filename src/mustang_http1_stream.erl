@@ -364,23 +364,29 @@ loop_receive(Stream = #stream{transport = Transport, socket = Socket, owner = Ow
 		{Error, Socket, Reason} ->
 			{{error, Reason}, Stream#stream{keepalive = false}};
 		{system, From, Request} when Owner =:= self() ->
-			sys:handle_system_msg(Request, From, Stream#stream.parent, ?MODULE, [], Stream);
+			try
+				sys:handle_system_msg(Request, From, Stream#stream.parent, ?MODULE, [], Stream)
+			catch throw:{?MODULE, terminate, Reason} ->
+				%% Closed now: the handler was stopped, not answered.
+				_ = Transport:close(Socket),
+				{{terminate, Reason}, Stream#stream{keepalive = false}}
+			end;
 		Message when not ?IS_CONNECTION_MESSAGE(Message, Owner) ->
 			{{message, Message}, Stream}
 	end.
 
 %% sys callbacks, while an inline loop handler waits in loop_receive/1.
-%% sys:terminate/2 then ends the connection: the handler's terminate/3 does
-%% not run (the connection process goes with its socket).
+%% sys:terminate/2 ends the loop as in a request process (mustang_loop:
+%% terminate/3 gets the reason), then the connection closes: the throw
+%% unwinds sys back to loop_receive/1, which returns to the handler's loop.
 
 -spec system_continue(pid(), [sys:debug_option()], #stream{}) -> {any(), #stream{}}.
 system_continue(_, _, Stream) ->
 	loop_receive(Stream).
 
 -spec system_terminate(any(), pid(), [sys:debug_option()], #stream{}) -> no_return().
-system_terminate(Reason, _, _, #stream{transport = Transport, socket = Socket}) ->
-	_ = Transport:close(Socket),
-	exit(Reason).
+system_terminate(Reason, _, _, _) ->
+	throw({?MODULE, terminate, Reason}).
 
 -spec system_code_change(Misc, module(), any(), any()) -> {ok, Misc} when Misc :: #stream{}.
 system_code_change(Misc, _, _, _) ->

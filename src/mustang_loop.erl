@@ -128,6 +128,7 @@ receive_message(Req = #{mode := inline}, _) ->
 	case mustang_inline:info(Req, mustang_loop_receive, infinity) of
 		{{message, Message}, Req2} -> {message, Message, Req2};
 		{{error, closed}, Req2} -> {shutdown, {shutdown, connection_closed}, Req2};
+		{{terminate, Reason}, Req2} -> {shutdown, Reason, Req2};
 		{{error, Reason}, Req2} -> {shutdown, {shutdown, {socket_error, Reason}}, Req2}
 	end;
 receive_message(Req = #{pid := Conn}, Loop = {_, Trap, _}) ->

@@ -30,6 +30,8 @@
 -export([get_tls_opts/1]).
 -export([set_port/2]).
 -export([get_port/1]).
+-export([set_listen_socket/2]).
+-export([get_listen_socket/1]).
 -export([set_conns_sup/3]).
 -export([get_conns_sups/1]).
 -export([set_conn_limit/2]).
@@ -129,6 +131,15 @@ set_port(Ref, Port) ->
 -spec get_port(mustang:ref()) -> inet:port_number().
 get_port(Ref) ->
 	ets:lookup_element(?TAB, {port, Ref}, 2).
+
+-spec set_listen_socket(mustang:ref(), mustang_transport:socket()) -> ok.
+set_listen_socket(Ref, LSocket) ->
+	true = ets:insert(?TAB, {{listen_socket, Ref}, LSocket}),
+	ok.
+
+-spec get_listen_socket(mustang:ref()) -> mustang_transport:socket().
+get_listen_socket(Ref) ->
+	ets:lookup_element(?TAB, {listen_socket, Ref}, 2).
 
 -spec set_conns_sup(mustang:ref(), pos_integer(), pid()) -> ok.
 set_conns_sup(Ref, Id, Pid) ->

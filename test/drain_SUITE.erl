@@ -393,7 +393,17 @@ drained_listener_resumes(Config) ->
 
 drain_unknown_listener(_) ->
 	{error, not_found} = mustang:drain({?MODULE, no_such_listener}, 1000),
-	{error, not_found} = mustang:stop_listener({?MODULE, no_such_listener}).
+	{error, not_found} = mustang:stop_listener({?MODULE, no_such_listener}),
+	%% The queries fail with badarg (as Ranch's), none answers as if it existed.
+	Ref = {?MODULE, no_such_listener},
+	[{'EXIT', {badarg, _}} = catch F() || F <- [
+		fun() -> mustang:get_status(Ref) end,
+		fun() -> mustang:info(Ref) end,
+		fun() -> mustang:get_port(Ref) end,
+		fun() -> mustang:get_max_connections(Ref) end,
+		fun() -> mustang:set_max_connections(Ref, 10) end,
+		fun() -> mustang:active_connections(Ref) end]],
+	ok.
 
 wait_inflight(Counters, N) ->
 	wait_until(fun() -> counters:get(Counters, 1) >= N end).

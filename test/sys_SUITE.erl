@@ -219,11 +219,21 @@ loop_inline(Config) ->
 	ok = sys:change_code(Conn, loop_h, undefined, []),
 	ok = sys:resume(Conn),
 	#{status := 200, body := <<"one">>} = mustang_test:recv_response(S),
+	receive {terminate, wait, stop} -> ok after 5000 -> ct:fail("terminate/3 not called") end,
 	%% The connection goes on with the next request; terminate ends it.
 	ok = gen_tcp:send(S, "GET /loop/wait HTTP/1.1\r\nhost: localhost\r\n\r\n"),
 	Conn = receive {loop_pid, P2} -> P2 after 5000 -> ct:fail("no loop handler") end,
+	MRef = monitor(process, Conn),
 	ok = sys:terminate(Conn, shutdown),
+	%% As in a request process: the handler's terminate/3 gets the reason.
+	receive {terminate, wait, shutdown} -> ok;
+		{terminate, _, Reason} -> ct:fail("terminate/3 got ~p", [Reason])
+	after 5000 -> ct:fail("terminate/3 not called")
+	end,
 	{error, closed} = gen_tcp:recv(S, 0, 5000),
+	receive {'DOWN', MRef, process, Conn, _} -> ok
+	after 5000 -> ct:fail("the connection process did not end")
+	end,
 	unregister(loop_SUITE_notify).
 
 %% application:stop(mustang) with connections of every kind open: all
