@@ -819,7 +819,7 @@ def w7_report(p, resdir, results):
     rows = []
     target = None
     servers = [s for s in W7_SERVERS if s in res] + sorted(set(res) - set(W7_SERVERS))
-    hdr = ("%-12s %6s %8s %8s %15s %9s %9s %-28s %7s %5s  %s"
+    hdr = ("%-12s %6s %8s %8s %-22s %9s %9s %-28s %7s %5s  %s"
            % ("server", "conns", "req/s", "p50 ms", "p99 ms (min-max)", "p99.9 ms", "max ms",
               "failed requests", "cli CPU", "load", "errors"))
     p("W7 paced latency (wsload -mode paced: keep-alive HTTP/1.1, each connection GET /sleep"
@@ -832,7 +832,7 @@ def w7_report(p, resdir, results):
         p99 = fmt(r.get("p99_ms"), ".2f")
         if r.get("min", {}).get("p99_ms") is not None and r["min"]["p99_ms"] != r["max"]["p99_ms"]:
             p99 += " (%.1f-%.1f)" % (r["min"]["p99_ms"], r["max"]["p99_ms"])
-        p("%-12s %6s %8s %8s %15s %9s %9s %-28s %7s %5s  %s" % (
+        p("%-12s %6s %8s %8s %-22s %9s %9s %-28s %7s %5s  %s" % (
             SERVER_LABEL.get(s, s), fmt(r.get("conns"), ".0f"), fmt(r.get("req_s"), ".0f"),
             fmt(r.get("p50_ms"), ".2f"), p99, fmt(r.get("p999_ms"), ".2f"),
             fmt(r.get("max_ms"), ".1f"), failures_text(r)[:28], fmt(r.get("client_cpu_s"), ".1f"),

@@ -84,7 +84,7 @@ type pacedRun struct {
 	t0          int64    // ns since start: the first slot
 	from, until int64    // measured window of scheduled times
 	lat         fineHist // scheduled time -> whole answer read
-	lag         fineHist // scheduled time -> write (the client's own delay)
+	lag         fineHist // the client's own delay: max(scheduled time, previous answer) -> write
 	maxLat      atomic.Int64
 	maxLag      atomic.Int64
 	completed   atomic.Int64            // measured slots answered well
@@ -197,7 +197,7 @@ func runPaced(cfg *config) (map[string]any, error) {
 		"warmup_s": cfg.warmup.Seconds(), "seconds": round(secs, 3),
 		"scheduled": int64(float64(cfg.conns) * secs * rate), "requests": r.completed.Load(),
 		"req_s":  round(float64(r.completed.Load())/secs, 1),
-		"p50_ms": ms(lat.pct(0.50)), "p99_ms": ms(lat.pct(0.99)), "p999_ms": ms(lat.pct(0.999)),
+		"p50_ms": ms(lat.pct(0.50)), "p90_ms": ms(lat.pct(0.90)), "p99_ms": ms(lat.pct(0.99)), "p999_ms": ms(lat.pct(0.999)),
 		"max_ms": ms(float64(r.maxLat.Load())), "lag_p99_ms": ms(lag.pct(0.99)),
 		"lag_max_ms": ms(float64(r.maxLag.Load())), "closed_by_server": r.closed.Load(),
 		"client_cpu_s": round(cpu, 2), "run_s": round(float64(end-r.t0)/1e9, 3),
@@ -266,6 +266,7 @@ func (r *pacedRun) connLoop(id int, c net.Conn, wake <-chan int64) {
 		}
 	}
 	defer closeConn()
+	var prev int64 // when the previous answer came
 	for sched := range wake {
 		if c == nil {
 			var err error
@@ -280,6 +281,7 @@ func (r *pacedRun) connLoop(id int, c net.Conn, wake <-chan int64) {
 			br = bufio.NewReaderSize(c, 4096)
 		}
 		sent := r.now()
+		lag := sent - max(sched, prev)
 		deadline := r.start.Add(time.Duration(sent) + r.cfg.timeout)
 		c.SetDeadline(deadline)
 		if _, err := c.Write(r.req); err != nil {
@@ -289,6 +291,7 @@ func (r *pacedRun) connLoop(id int, c net.Conn, wake <-chan int64) {
 		}
 		status, n, keep, err := readResponse(br)
 		done := r.now()
+		prev = done
 		if err != nil {
 			kind := errReset
 			var ne net.Error
@@ -313,9 +316,9 @@ func (r *pacedRun) connLoop(id int, c net.Conn, wake <-chan int64) {
 		case sched >= r.from && sched < r.until:
 			r.completed.Add(1)
 			r.lat.add(done - sched)
-			r.lag.add(sent - sched)
+			r.lag.add(lag)
 			atomicMax(&r.maxLat, done-sched)
-			atomicMax(&r.maxLag, sent-sched)
+			atomicMax(&r.maxLag, lag)
 		}
 	}
 }
