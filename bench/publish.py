@@ -337,20 +337,21 @@ def w7_section(p, data, made):
     p("")
     if rows:
         table_head(p, ["server", "connections", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms",
-                       "failed requests", "client CPU s"])
+                       "failed requests", "server CPU s", "client CPU s"])
         for r in rows:
             if r.get("errors"):
-                p("| %s | – | error: %s | | | | | | |" % (LABEL.get(r["server"], r["server"]),
+                p("| %s | – | error: %s | | | | | | | |" % (LABEL.get(r["server"], r["server"]),
                                                      "; ".join(r["errors"])[:60]))
                 continue
             p99 = "%.2f" % r["p99_ms"]
             lo, hi = r.get("min", {}).get("p99_ms"), r.get("max", {}).get("p99_ms")
             if lo is not None and lo != hi:
                 p99 += " (%.2f–%.2f)" % (lo, hi)
-            p("| %s | %.0f | %s | %.2f | %s | %.2f | %.1f | %s | %.1f |" % (
+            p("| %s | %.0f | %s | %.2f | %s | %.2f | %.1f | %s | %s | %.1f |" % (
                 LABEL.get(r["server"], r["server"]), r.get("conns", 0), human(r.get("req_s")),
                 r.get("p50_ms", 0), p99, r.get("p999_ms", 0), r.get("max_ms", 0),
-                report.failures_text(r), r.get("client_cpu_s", 0)))
+                report.failures_text(r), report.fmt(r.get("server_cpu_s"), ".1f", "–"),
+                r.get("client_cpu_s", 0)))
         p("")
     t = data.get("w7_target")
     if t:

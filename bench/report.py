@@ -276,6 +276,9 @@ def parse_paced(text):
     m = re.search(r"^# loadavg: ([\d.]+)", text, re.M)
     if m:
         r["loadavg"] = float(m.group(1))
+    m = re.search(r"^# server_cpu_s: ([\d.]+)", text, re.M)
+    if m:
+        r["server_cpu_s"] = float(m.group(1))
     if not r.get("requests"):
         r["errors"].append("no request completed")
     return r
@@ -819,9 +822,9 @@ def w7_report(p, resdir, results):
     rows = []
     target = None
     servers = [s for s in W7_SERVERS if s in res] + sorted(set(res) - set(W7_SERVERS))
-    hdr = ("%-12s %6s %8s %8s %-22s %9s %9s %-28s %7s %5s  %s"
+    hdr = ("%-12s %6s %8s %8s %-22s %9s %9s %-28s %7s %7s %5s  %s"
            % ("server", "conns", "req/s", "p50 ms", "p99 ms (min-max)", "p99.9 ms", "max ms",
-              "failed requests", "cli CPU", "load", "errors"))
+              "failed requests", "srv CPU", "cli CPU", "load", "errors"))
     p("W7 paced latency (wsload -mode paced: keep-alive HTTP/1.1, each connection GET /sleep"
       " once a second; latency from the scheduled send time):")
     p(hdr)
@@ -832,16 +835,18 @@ def w7_report(p, resdir, results):
         p99 = fmt(r.get("p99_ms"), ".2f")
         if r.get("min", {}).get("p99_ms") is not None and r["min"]["p99_ms"] != r["max"]["p99_ms"]:
             p99 += " (%.1f-%.1f)" % (r["min"]["p99_ms"], r["max"]["p99_ms"])
-        p("%-12s %6s %8s %8s %-22s %9s %9s %-28s %7s %5s  %s" % (
+        p("%-12s %6s %8s %8s %-22s %9s %9s %-28s %7s %7s %5s  %s" % (
             SERVER_LABEL.get(s, s), fmt(r.get("conns"), ".0f"), fmt(r.get("req_s"), ".0f"),
             fmt(r.get("p50_ms"), ".2f"), p99, fmt(r.get("p999_ms"), ".2f"),
-            fmt(r.get("max_ms"), ".1f"), failures_text(r)[:28], fmt(r.get("client_cpu_s"), ".1f"),
+            fmt(r.get("max_ms"), ".1f"), failures_text(r)[:28], fmt(r.get("server_cpu_s"), ".1f"),
+            fmt(r.get("client_cpu_s"), ".1f"),
             fmt(r.get("loadavg"), ".2f"), errors_text(r)))
     if res:
         p("")
         p("Medians of the rounds; failed requests: slots of the measured window that ended in a"
           " connect failure, reset, timeout (10 s) or wrong status/length, not in the latencies."
-          " cli CPU: the client's CPU seconds over the run; load: 1-minute load average at its end.")
+          " srv CPU, cli CPU: the server's and the client's CPU seconds over the run (connections,"
+          " warm-up and measured seconds); load: 1-minute load average at its end.")
         m = res.get("mustang")
         if m is not None:
             ok = None

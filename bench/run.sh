@@ -321,14 +321,21 @@ WS_LIMIT=$(($(ws_secs "$WS_DUR") + $(ws_secs "$WS_WARMUP") + 40))
 # the peers answer 1 KiB after 100 ms), after BENCH_W7_WARMUP unmeasured
 # seconds. wsload -mode paced exits 0 when the run completed: its errors are
 # figures of the row (the report shows them), not a failed run.
+cpu_ticks() { # pid: its user + system CPU time so far, in clock ticks
+  awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0
+}
 w7_run() {
-  local out=$1 server=$2 port=$3 conns=$4 secs=$5
+  local out=$1 server=$2 port=$3 conns=$4 secs=$5 pid=${PIDS[$2]} ticks
   local args=(-mode paced -url "http://$HOST:$port/sleep" -conns "$conns" -rate 1
     -connect-rate "$W7_CONNECT_RATE" -duration "${secs}s" -warmup "${W7_WARMUP}s"
     -timeout 10s -expect-status 200 -expect-length 1024)
   say "$(basename "$out" .txt) $server: wsload ${args[*]} (round ${ROUND:-})"
+  ticks=$(cpu_ticks "$pid")
   run_tool "$out" $((conns / W7_CONNECT_RATE + W7_WARMUP + secs + 60)) "$WSLOAD" "${args[@]}"
   echo "# loadavg: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out"   # its 1-minute figure covers the run
+  # the server's CPU time over the run (the VM: start.sh and run_demo.sh exec it)
+  echo "# server_cpu_s: $(awk -v a="$ticks" -v b="$(cpu_ticks "$pid")" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN {printf "%.2f", (b - a) / hz}')" >>"$out"
   grep '^{' "$out" | "$PY" -c 'import json,sys
 for l in sys.stdin:
     d = json.loads(l)
