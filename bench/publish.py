@@ -401,7 +401,8 @@ def main():
     out = []
     p = out.append
     peers = meta_field("peers")
-    rounds = max((r.get("rounds", 1) for ws in rows.values() for r in ws.values()), default=0)
+    rounds = max((r.get("rounds", 1) for r in data["rows"] + data["ws_rows"] + data.get("w7_rows", [])),
+                 default=0)
     p("# Mustang benchmark results")
     p("")
     p("`make bench` (bench/run.sh) on %s, git %s, %s cores (client and servers share them), "
