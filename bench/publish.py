@@ -8,8 +8,9 @@ per workload and server), meta.txt and the raw outputs of the scaling
 curves (scaling/, bench/scaling.sh), and writes into the same directory:
 report.md, throughput.png and p99.png (bar charts per workload per server,
 the bars' whiskers are the min-max over the rounds), scaling_conns.png
-(req/s and p99 against connections) and scaling_body.png (upload time
-against body size). Charts need matplotlib (in _tools/venv, installed by
+(req/s and p99 against connections), scaling_body.png (upload time
+against body size) and w7.png (W7's latency percentiles per server, and its
+p99 against connections with the target). Charts need matplotlib (in _tools/venv, installed by
 scripts/setup.sh); without it the report is written without them.
 """
 import json
@@ -158,13 +159,29 @@ def size_label(b):
     return "%d B" % b
 
 
-def charts(resdir, wls, rows, conns, bodies):
-    """Writes the PNGs; returns their names (none without matplotlib)."""
+def pyplot():
+    """matplotlib.pyplot (headless), or None without matplotlib."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        return None
+    return plt
+
+
+def save_figure(plt, fig, resdir, name, title):
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(os.path.join(resdir, name), dpi=90)
+    plt.close(fig)
+    return name
+
+
+def charts(resdir, wls, rows, conns, bodies):
+    """Writes the PNGs; returns their names (none without matplotlib)."""
+    plt = pyplot()
+    if plt is None:
         return []
     made = []
 
@@ -237,11 +254,7 @@ def charts(resdir, wls, rows, conns, bodies):
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
         a2.set_yscale("log")
-        fig.suptitle("Scaling with connections")
-        fig.tight_layout()
-        fig.savefig(os.path.join(resdir, "scaling_conns.png"), dpi=90)
-        plt.close(fig)
-        made.append("scaling_conns.png")
+        made.append(save_figure(plt, fig, resdir, "scaling_conns.png", "Scaling with connections"))
 
     if bodies:
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -269,12 +282,103 @@ def charts(resdir, wls, rows, conns, bodies):
             ax.set_xlabel("body size, bytes (POST /read_body)")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
-        fig.suptitle("Upload time against body size (median of the repeats)")
-        fig.tight_layout()
-        fig.savefig(os.path.join(resdir, "scaling_body.png"), dpi=90)
-        plt.close(fig)
-        made.append("scaling_body.png")
+        made.append(save_figure(plt, fig, resdir, "scaling_body.png",
+                                "Upload time against body size (median of the repeats)"))
     return made
+
+
+def w7_chart(resdir, rows, curve):
+    """w7.png: W7's p50/p99/p99.9 per server (the rounds' medians) and p99
+    against connections (the curve), with the 101.5 ms target; the name,
+    or None without matplotlib or figures."""
+    plt = pyplot()
+    if plt is None:
+        return None
+    rows = [r for r in rows if not r.get("errors") and r.get("p99_ms") is not None]
+    if not rows and not curve:
+        return None
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
+    keys = (("p50_ms", "p50"), ("p99_ms", "p99"), ("p999_ms", "p99.9"))
+    for k, r in enumerate(rows):
+        a1.bar([k * 4 + j for j in range(3)], [r.get(key) or 0 for key, _ in keys],
+               color=COLOR.get(r["server"], "#333"), label=LABEL.get(r["server"], r["server"]))
+    a1.set_xticks([k * 4 + j for k in range(len(rows)) for j in range(3)])
+    a1.set_xticklabels([n for _ in rows for _, n in keys], fontsize=7)
+    a1.set_ylim(bottom=95)
+    a1.set_title("%s connections, median of the rounds" % ", ".join(
+        sorted({"%.0f" % r["conns"] for r in rows if r.get("conns")})), fontsize=9)
+    for s in SERVERS:
+        pts = [(int(n), curve[n][s]) for n in curve if s in curve[n]]
+        pts = sorted((n, r["p99_ms"]) for n, r in pts if not r.get("errors") and r.get("p99_ms"))
+        if pts:
+            a2.plot([n for n, _ in pts], [v for _, v in pts], "o-", color=COLOR[s], label=LABEL[s])
+    a2.set_xlabel("connections (one GET /sleep per second each)")
+    a2.set_xscale("log")
+    for ax in (a1, a2):
+        ax.axhline(report.W7_TARGET_P99_MS, color="black", linestyle=":", label="target p99 101.5 ms")
+        ax.set_ylabel("ms from the scheduled send")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    return save_figure(plt, fig, resdir, "w7.png", "W7 paced latency (GET /sleep, 100 ms handler)")
+
+
+def w7_section(p, data, made):
+    """The W7 table, its target and its connection curve."""
+    rows, curve = data.get("w7_rows") or [], data.get("w7_scale") or {}
+    if not rows and not curve:
+        return
+    p("## W7: paced latency")
+    p("")
+    p("`wsload -mode paced`: keep-alive HTTP/1.1 connections, each sending `GET /sleep` (a 100 ms"
+      " handler, 1 KiB answer) once a second, the send times spread evenly over the second;"
+      " latency from each request's scheduled send time (a late answer delays the next request,"
+      " whose latency still counts from its own slot). Warm-up excluded. Failed requests:"
+      " connect failures, resets, timeouts (10 s), wrong status or length.")
+    p("")
+    if rows:
+        table_head(p, ["server", "connections", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms",
+                       "failed requests", "server CPU s", "client CPU s"])
+        for r in rows:
+            if r.get("errors"):
+                p("| %s | – | error: %s | | | | | | | |" % (LABEL.get(r["server"], r["server"]),
+                                                     "; ".join(r["errors"])[:60]))
+                continue
+            p99 = "%.2f" % r["p99_ms"]
+            lo, hi = r.get("min", {}).get("p99_ms"), r.get("max", {}).get("p99_ms")
+            if lo is not None and lo != hi:
+                p99 += " (%.2f–%.2f)" % (lo, hi)
+            p("| %s | %.0f | %s | %.2f | %s | %.2f | %.1f | %s | %s | %.1f |" % (
+                LABEL.get(r["server"], r["server"]), r.get("conns", 0), human(r.get("req_s")),
+                r.get("p50_ms", 0), p99, r.get("p999_ms", 0), r.get("max_ms", 0),
+                report.failures_text(r), report.fmt(r.get("server_cpu_s"), ".1f", "–"),
+                r.get("client_cpu_s", 0)))
+        p("")
+    t = data.get("w7_target")
+    if t:
+        verdict = {True: "**met**", False: "**not met**", None: "n/a"}[t.get("pass")]
+        p("Target (BENCH.md): Mustang's p99 ≤ %.1f ms with %d connections and no failed request:"
+          " %s (p99 %.2f ms at %.0f connections)." % (t["target_p99_ms"], report.W7_TARGET_CONNS,
+                                                     verdict, t["p99_ms"] or 0, t["conns"] or 0))
+        p("")
+    if curve:
+        ns = sorted(curve, key=int)
+        ss = [s for s in SERVERS if any(s in curve[n] for n in ns)]
+        p("Connection curve (one run per point): req/s, p99 ms, failed requests.")
+        p("")
+        table_head(p, ["connections"] + [LABEL[s] for s in ss])
+        for n in ns:
+            cells = []
+            for s in ss:
+                r = curve[n].get(s)
+                if not r:
+                    cells.append("–")
+                elif r.get("errors"):
+                    cells.append("error: " + "; ".join(r["errors"])[:40])
+                else:
+                    cells.append("%s, p99 %.2f, %s" % (human(r["req_s"]), r["p99_ms"], report.failures_text(r)))
+            p("| %s | %s |" % (n, " | ".join(cells)))
+        p("")
+    image(p, made, "w7.png", "W7 latency per server and p99 against connections")
 
 
 def main():
@@ -286,6 +390,9 @@ def main():
     wls += sorted(w for w in rows if w not in wls)
     conns, bodies, body_errors = scaling(resdir)
     made = charts(resdir, wls, rows, conns, bodies)
+    w7png = w7_chart(resdir, data.get("w7_rows") or [], data.get("w7_scale") or {})
+    if w7png:
+        made.append(w7png)
 
     def meta_field(name):
         m = re.search(r"^%s: (.*)$" % re.escape(name), meta, re.M)
@@ -294,7 +401,8 @@ def main():
     out = []
     p = out.append
     peers = meta_field("peers")
-    rounds = max((r.get("rounds", 1) for ws in rows.values() for r in ws.values()), default=0)
+    rounds = max((r.get("rounds", 1) for r in data["rows"] + data["ws_rows"] + data.get("w7_rows", [])),
+                 default=0)
     p("# Mustang benchmark results")
     p("")
     p("`make bench` (bench/run.sh) on %s, git %s, %s cores (client and servers share them), "
@@ -353,6 +461,7 @@ def main():
                     "%.3f" % rows[wl][s]["p99_ms"] if s in rows[wl] and rows[wl][s].get("p99_ms")
                     is not None and not rows[wl][s].get("errors") else "–" for s in servers)))
             p("")
+    w7_section(p, data, made)
     image(p, made, "throughput.png", "throughput per workload")
     image(p, made, "p99.png", "p99 per workload")
     if conns:
@@ -416,7 +525,8 @@ def main():
         if body_errors:
             p("")
     errs = ["%s %s: %s" % (r["workload"], r["server"], report.errors_text(r))
-            for r in data["rows"] + data["ws_rows"] if r.get("errors") or r.get("failed")]
+            for r in data["rows"] + data["ws_rows"] + data.get("w7_rows", [])
+            if r.get("errors") or r.get("failed")]
     incidents = []
     try:
         with open(os.path.join(resdir, "incidents.txt")) as f:

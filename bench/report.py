@@ -5,7 +5,8 @@ PASS/FAIL lines (stdlib only).
     bench/report.py _bench/results-YYYYmmdd-HHMMSS [BASELINE_DIR]
 
 Raw files are named <workload>-<server>.r<round>.txt (wrk for W1*, h2load
-for W2*, W3*, W4*, curl for W5*, bench/wsload for W6*). Servers: "nginx",
+for W2*, W3*, W4*, curl for W5*, bench/wsload for W6* and, with -mode
+paced, W7; W7's connection curve is scaling/w7-<conns>-<server>.txt). Servers: "nginx",
 "mustang" (MUSTANG_REQUEST_PROCESS=false), "mustang-rp"
 (MUSTANG_REQUEST_PROCESS=true) and "wsref" (the Websocket reference server).
 With BASELINE_DIR (an earlier results directory, e.g. the previous commit's
@@ -52,6 +53,13 @@ GOAL_W3_X_COWBOY = 1.8
 GOAL_W2A_X_COWBOY = 1.5
 GOAL_W4_X_COWBOY = 1.3
 GOAL_W5_X_COWBOY = 1.2
+
+# W7 (BENCH.md): paced GET /sleep (100 ms handler), one request per
+# connection per second; target p99 <= 101.5 ms with 10,000 connections.
+W7_TARGET_P99_MS = 101.5
+W7_TARGET_CONNS = 10000
+W7_SERVERS = ["mustang", "cowboy", "elli"]
+W7_ERROR_KINDS = ("connect", "reset", "timeout", "status", "length")
 
 # Websocket (BENCH.md W6a-W6f, Cowboy 2.13 beside nginx W1c 176.7k): frames/s,
 # or MB/s for the 64 KiB ones (BENCH.md does not say which MB; read as 10^6
@@ -239,7 +247,44 @@ def parse_wsload(text):
     return r
 
 
-RAW_NAME = re.compile(r"^(W6m-[a-z]+-[a-z0-9]+-[0-9]+k-h[12]-[a-z]+|W\d[a-z])-([a-z0-9-]+?)"
+def parse_paced(text):
+    """bench/wsload -mode paced's JSON line (W7): completed req/s and the
+    latency percentiles from the scheduled send times. The requests that
+    failed (connect, reset, timeout, wrong status or length) are a figure of
+    the row ("failures", with their kinds), not an error of the run: only a
+    run without a result is one."""
+    r = {"tool": "paced", "errors": []}
+    line = next((l for l in text.splitlines() if l.startswith("{")), None)
+    try:
+        d = json.loads(line) if line else None
+    except ValueError:
+        d = None
+    if not d or d.get("mode") != "paced":
+        r["errors"].append(("wsload: %s" % d["error"][:160]) if d and d.get("error")
+                           else "no paced result")
+        return r
+    for key in ("req_s", "p50_ms", "p99_ms", "p999_ms", "max_ms", "conns", "requests",
+                "scheduled", "client_cpu_s", "lag_p99_ms", "connect_failed", "seconds",
+                "closed_by_server"):
+        if isinstance(d.get(key), (int, float)):
+            r[key] = float(d[key])
+    r["failures"] = float(d.get("errors") or 0)
+    for kind in W7_ERROR_KINDS:
+        r["fail_" + kind] = float(d.get("errors_" + kind) or 0)
+    if d.get("error"):
+        r["failure_text"] = d["error"]
+    m = re.search(r"^# loadavg: ([\d.]+)", text, re.M)
+    if m:
+        r["loadavg"] = float(m.group(1))
+    m = re.search(r"^# server_cpu_s: ([\d.]+)", text, re.M)
+    if m:
+        r["server_cpu_s"] = float(m.group(1))
+    if not r.get("requests"):
+        r["errors"].append("no request completed")
+    return r
+
+
+RAW_NAME = re.compile(r"^(W6m-[a-z]+-[a-z0-9]+-[0-9]+k-h[12]-[a-z]+|W\d[a-z]?)-([a-z0-9-]+?)"
                       r"(?:\.r(\d+))?\.txt$")
 
 
@@ -256,7 +301,9 @@ def load(resdir):
         with open(os.path.join(resdir, name), errors="replace") as f:
             text = ANSI.sub("", f.read())
         first = text.splitlines()[0] if text else ""
-        if "wsload" in first:
+        if "wsload" in first and "-mode paced" in first:
+            r = parse_paced(text)
+        elif "wsload" in first:
             r = parse_wsload(text)
         elif "h2load" in first:
             r = parse_h2load(text)
@@ -291,7 +338,7 @@ def load(resdir):
                     if key in SPREAD_KEYS:
                         merged.setdefault("min", {})[key] = min(vals)
                         merged.setdefault("max", {})[key] = max(vals)
-                elif key == "extensions":
+                elif key in ("extensions", "failure_text"):
                     merged[key] = next(r[key] for r in rs if key in r)
             results.setdefault(wl, {})[server] = merged
     return results
@@ -411,7 +458,7 @@ def main():
     results = load(resdir)
     basedir = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None
     base = load(basedir) if basedir else None
-    http_wls = [w for w in results if not is_ws(w)]
+    http_wls = [w for w in results if not is_ws(w) and w != "W7"]
     servers = [s for s in SERVER_ORDER if any(s in results.get(w, {}) for w in WORKLOADS)]
     servers += sorted({s for w in http_wls for s in results[w]} - set(servers))
 
@@ -605,10 +652,12 @@ def main():
         p("")
 
     ws_rows = ws_report(p, resdir, results, base, basedir, scale_for, fallbacks)
+    w7_rows, w7_target, w7_scale = w7_report(p, resdir, results)
 
     with open(os.path.join(resdir, "results.json"), "w") as f:
         json.dump({"nginx_w1c": ngx_w1c, "scale": scale, "nginx_w2a": ngx_w2a,
                    "scale_h2": scale_h2, "rows": rows, "ws_rows": ws_rows,
+                   "w7_rows": w7_rows, "w7_target": w7_target, "w7_scale": w7_scale,
                    "baseline": basedir, "acceptance": verdicts}, f, indent=1)
     print("\n".join(out))
 
@@ -734,6 +783,109 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
             p("  baseline %s has no %s" % (basedir, ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else "")))
     p("")
     return rows
+
+
+def failures_text(r):
+    """A W7 row's failed requests: count and kinds, e.g. "12 (timeout 10, reset 2)"."""
+    n = r.get("failures")
+    if not n:
+        return "0"
+    kinds = ["%s %.0f" % (k, r["fail_" + k]) for k in W7_ERROR_KINDS if r.get("fail_" + k)]
+    return "%.0f (%s)" % (n, ", ".join(kinds))
+
+
+def w7_scale_load(resdir):
+    """W7's connection curve: {conns: {server: row}} from scaling/w7-<n>-<server>.txt."""
+    d = os.path.join(resdir, "scaling")
+    curve = {}
+    if not os.path.isdir(d):
+        return curve
+    for name in sorted(os.listdir(d)):
+        m = re.match(r"w7-(\d+)-([a-z0-9-]+)\.txt$", name)
+        if not m:
+            continue
+        with open(os.path.join(d, name), errors="replace") as f:
+            r = parse_paced(ANSI.sub("", f.read()))
+        curve.setdefault(int(m.group(1)), {})[m.group(2)] = r
+    return curve
+
+
+def w7_report(p, resdir, results):
+    """W7, paced latency: one row per server (medians of the rounds of
+    completed req/s, p50, p99 with its min-max, p99.9, max, failed
+    requests), the target line (Mustang's p99 <= 101.5 ms at 10,000
+    connections, no failed request) and the connection curve."""
+    res = results.get("W7", {})
+    curve = w7_scale_load(resdir)
+    if not res and not curve:
+        return [], None, {}
+    rows = []
+    target = None
+    servers = [s for s in W7_SERVERS if s in res] + sorted(set(res) - set(W7_SERVERS))
+    hdr = ("%-12s %6s %8s %8s %-22s %9s %9s %-28s %7s %7s %5s  %s"
+           % ("server", "conns", "req/s", "p50 ms", "p99 ms (min-max)", "p99.9 ms", "max ms",
+              "failed requests", "srv CPU", "cli CPU", "load", "errors"))
+    p("W7 paced latency (wsload -mode paced: keep-alive HTTP/1.1, each connection GET /sleep"
+      " once a second; latency from the scheduled send time):")
+    p(hdr)
+    p("-" * len(hdr))
+    for s in servers:
+        r = res[s]
+        rows.append({"workload": "W7", "server": s, **r})
+        p99 = fmt(r.get("p99_ms"), ".2f")
+        if r.get("min", {}).get("p99_ms") is not None and r["min"]["p99_ms"] != r["max"]["p99_ms"]:
+            p99 += " (%.1f-%.1f)" % (r["min"]["p99_ms"], r["max"]["p99_ms"])
+        p("%-12s %6s %8s %8s %-22s %9s %9s %-28s %7s %7s %5s  %s" % (
+            SERVER_LABEL.get(s, s), fmt(r.get("conns"), ".0f"), fmt(r.get("req_s"), ".0f"),
+            fmt(r.get("p50_ms"), ".2f"), p99, fmt(r.get("p999_ms"), ".2f"),
+            fmt(r.get("max_ms"), ".1f"), failures_text(r)[:28], fmt(r.get("server_cpu_s"), ".1f"),
+            fmt(r.get("client_cpu_s"), ".1f"),
+            fmt(r.get("loadavg"), ".2f"), errors_text(r)))
+    if res:
+        p("")
+        p("Medians of the rounds; failed requests: slots of the measured window that ended in a"
+          " connect failure, reset, timeout (10 s) or wrong status/length, not in the latencies."
+          " srv CPU, cli CPU: the server's and the client's CPU seconds over the run (connections,"
+          " warm-up and measured seconds); load: 1-minute load average at its end.")
+        m = res.get("mustang")
+        if m is not None:
+            ok = None
+            if not m["errors"] and m.get("p99_ms") is not None:
+                ok = m["p99_ms"] <= W7_TARGET_P99_MS and not m.get("failures")
+            conns = m.get("conns")
+            detail = "-" if ok is None else "p99 %.2f ms, %s failed request(s), %.0f connections" % (
+                m["p99_ms"], failures_text(m), conns or 0)
+            if ok is not None and conns != W7_TARGET_CONNS:
+                detail += " (the target is for %d: BENCH_W7_CONNS)" % W7_TARGET_CONNS
+                ok = None
+            p("  [%s] %-38s %s" % ("n/a " if ok is None else ("PASS" if ok else "FAIL"),
+                                   "W7 p99 <= %.1f ms at %d conns, no failure" % (W7_TARGET_P99_MS, W7_TARGET_CONNS),
+                                   detail))
+            target = {"p99_ms": m.get("p99_ms"), "conns": conns, "failures": m.get("failures"),
+                      "target_p99_ms": W7_TARGET_P99_MS, "pass": ok}
+            c = res.get("cowboy")
+            if c and not c["errors"] and c.get("p99_ms"):
+                p("  beside it, Cowboy 2.13: p99 %.2f ms, %s failed request(s)" % (c["p99_ms"], failures_text(c)))
+    scale = {}
+    if curve:
+        p("")
+        p("W7 connection curve (one run per point, scaling/w7-<conns>-<server>.txt): req/s, p99 ms, failed requests")
+        ss = [s for s in W7_SERVERS if any(s in curve[n] for n in curve)]
+        p("%-8s %s" % ("conns", " ".join("%-34s" % SERVER_LABEL.get(s, s) for s in ss)))
+        for n in sorted(curve):
+            cells = []
+            for s in ss:
+                r = curve[n].get(s)
+                scale.setdefault(str(n), {})[s] = r
+                if not r:
+                    cells.append("%-34s" % "-")
+                elif r["errors"]:
+                    cells.append("%-34s" % ("error: " + "; ".join(r["errors"]))[:34])
+                else:
+                    cells.append("%-34s" % ("%.0f, p99 %.2f, %s" % (r["req_s"], r["p99_ms"], failures_text(r)))[:34])
+            p("%-8d %s" % (n, " ".join(cells)))
+    p("")
+    return rows, target, scale
 
 
 if __name__ == "__main__":

@@ -30,9 +30,14 @@
 #                             h2load -n for W2a, W2b, W4a/W4b
 #   BENCH_W5_BYTES=1073741824 upload size of W5a/b/c (_bench/1gb.bin; other
 #                             sizes use _bench/w5-<bytes>.bin)
-#   BENCH_WORKLOADS="W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c W6a ... W6f"
+#   BENCH_WORKLOADS="W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c W6a ... W6f W7"
 #                             subset to run; add W5lin for bench/h2_linear.sh
 #   BENCH_ROUNDS=3            interleaved rounds; the report shows medians and min-max
+#   BENCH_W7_CONNS=10000 BENCH_W7_SECONDS=30 BENCH_W7_WARMUP=5 BENCH_W7_CONNECT_RATE=2000
+#                             W7 (paced GET /sleep, wsload -mode paced): connections, measured
+#                             and warm-up seconds, connections opened per second
+#   BENCH_W7_SCALE="1000 5000 10000" BENCH_W7_SCALE_SECONDS=15  W7's connection curve (one run
+#                             per point and server after the rounds); "none": no curve
 #   BENCH_MODES="false true" (Q false)  MUSTANG_REQUEST_PROCESS values (one demo each)
 #   MUSTANG_PEERS=../shared/peers  where start.sh cowboy|elli is; "none": nginx only
 #   BENCH_SCALING=1 (Q 0)     the scaling curves (bench/scaling.sh); 0 by default with a BENCH_WORKLOADS subset
@@ -83,7 +88,7 @@ W2A_N=${BENCH_W2A_REQUESTS:-200000}
 W2B_N=${BENCH_W2B_REQUESTS:-20000}
 W4_N=${BENCH_W4_REQUESTS:-2000}
 W5_BYTES=${BENCH_W5_BYTES:-1073741824}
-WORKLOADS=" ${BENCH_WORKLOADS:-W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c W6a W6b W6c W6d W6e W6f} "
+WORKLOADS=" ${BENCH_WORKLOADS:-W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c W6a W6b W6c W6d W6e W6f W7} "
 WS_DUR=${BENCH_WS_DURATION:-3s}
 WS_WARMUP=${BENCH_WS_WARMUP:-1s}
 WSREF_LIB=${BENCH_WSREF_LIB:-auto}
@@ -98,6 +103,12 @@ SCALING=${BENCH_SCALING:-$([[ -z "${BENCH_WORKLOADS:-}" ]] && echo 1 || echo 0)}
 PUBLISH=${BENCH_PUBLISH:-0}
 GAP=${BENCH_GAP:-1}
 ROUNDS=${BENCH_ROUNDS:-3}
+W7_CONNS=${BENCH_W7_CONNS:-10000}
+W7_SECONDS=${BENCH_W7_SECONDS:-30}
+W7_WARMUP=${BENCH_W7_WARMUP:-5}
+W7_CONNECT_RATE=${BENCH_W7_CONNECT_RATE:-2000}
+W7_SCALE=${BENCH_W7_SCALE:-1000 5000 10000}
+W7_SCALE_SECONDS=${BENCH_W7_SCALE_SECONDS:-15}
 # The peers: ../shared/peers when it exists; MUSTANG_PEERS=none runs without.
 if [[ -z "${MUSTANG_PEERS:-}" && -x "$ROOT/../shared/peers/start.sh" ]]; then
   MUSTANG_PEERS=$(cd "$ROOT/../shared/peers" && pwd)
@@ -145,7 +156,7 @@ expanded=""
 for w in $WORKLOADS; do
   case $w in
     W1a | W1b | W1c | W2a | W2b | W3a | W3b | W4a | W4b | W5a | W5b | W5c | W5lin) expanded+=" $w" ;;
-    W6a | W6b | W6c | W6d | W6e | W6f) expanded+=" $w" ;;
+    W6a | W6b | W6c | W6d | W6e | W6f | W7) expanded+=" $w" ;;
     W6matrix) expanded+=" ${WS_MATRIX[*]}" ;;
     none) ;;   # no workload (e.g. only the scaling curves: BENCH_SCALING=1)
     W6m-*)
@@ -169,6 +180,10 @@ if [[ -n "$BASELINE" ]]; then
 fi
 case $WSREF_LIB in auto | gorilla | coder | node) ;; *) die "BENCH_WSREF_LIB: auto, gorilla, coder or node" ;; esac
 [[ "$W5_BYTES" =~ ^[0-9]+$ ]] || die "BENCH_W5_BYTES: expected a byte count, got '$W5_BYTES'"
+for v in "$W7_CONNS" "$W7_SECONDS" "$W7_WARMUP" "$W7_CONNECT_RATE" $W7_SCALE_SECONDS; do
+  [[ "$v" =~ ^[0-9]+$ ]] || die "BENCH_W7_*: expected whole numbers, got '$v'"
+done
+[[ "$W7_SCALE" == none ]] && W7_SCALE=""
 
 mkdir -p "$WORK"
 take_bench_lock
@@ -186,8 +201,10 @@ done
 # (a hash of the sources is kept beside the binary).
 WSLOAD="$GO_BIN/wsload"
 WSREF="$GO_BIN/wsref"
-if ((${#WS_SELECTED[@]})); then
+if ((${#WS_SELECTED[@]})) || want W7; then
   go_tool wsload
+fi
+if ((${#WS_SELECTED[@]})); then
   [[ "$WSREF_LIB" == node ]] || go_tool wsref
   if [[ "$WSREF_LIB" == node && ! -d "$ROOT/_tools/node/node_modules/ws" ]]; then
     command -v npm >/dev/null || die "npm not found (BENCH_WSREF_LIB=node)"
@@ -298,6 +315,36 @@ upload_w5() { # id server port
 # command, wsload's JSON line and the exit status.
 ws_secs() { local d; d=$(dur_s "$1"); d=${d%%.*}; echo $((${d:-0} + 1)); }
 WS_LIMIT=$(($(ws_secs "$WS_DUR") + $(ws_secs "$WS_WARMUP") + 40))
+
+# w7_run <out> <server> <port> <conns> <seconds>: one paced run (BENCH.md W7):
+# <conns> keep-alive connections, each GET /sleep once a second (the demo and
+# the peers answer 1 KiB after 100 ms), after BENCH_W7_WARMUP unmeasured
+# seconds. wsload -mode paced exits 0 when the run completed: its errors are
+# figures of the row (the report shows them), not a failed run.
+cpu_ticks() { # pid: its user + system CPU time so far, in clock ticks
+  awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+w7_run() {
+  local out=$1 server=$2 port=$3 conns=$4 secs=$5 pid=${PIDS[$2]} ticks
+  local args=(-mode paced -url "http://$HOST:$port/sleep" -conns "$conns" -rate 1
+    -connect-rate "$W7_CONNECT_RATE" -duration "${secs}s" -warmup "${W7_WARMUP}s"
+    -timeout 10s -expect-status 200 -expect-length 1024)
+  say "$(basename "$out" .txt) $server: wsload ${args[*]} (round ${ROUND:-})"
+  ticks=$(cpu_ticks "$pid")
+  run_tool "$out" $((conns / W7_CONNECT_RATE + W7_WARMUP + secs + 60)) "$WSLOAD" "${args[@]}"
+  echo "# loadavg: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out"   # its 1-minute figure covers the run
+  # the server's CPU time over the run (the VM: start.sh and run_demo.sh exec it)
+  echo "# server_cpu_s: $(awk -v a="$ticks" -v b="$(cpu_ticks "$pid")" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN {printf "%.2f", (b - a) / hz}')" >>"$out"
+  grep '^{' "$out" | "$PY" -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l)
+    print("    %s req/s, p50 %s ms, p99 %s ms, p99.9 %s ms, max %s ms, errors %s, client CPU %s s %s" % (
+          d.get("req_s"), d.get("p50_ms"), d.get("p99_ms"), d.get("p999_ms"), d.get("max_ms"),
+          d.get("errors"), d.get("client_cpu_s"), d.get("error", "")[:200]))' || true
+  # let the server close the connections before the next run
+  sleep 3
+}
 ws_run() {
   local id=$1 server=$2 port=$3 mode kind size conns proto=h1 defl=plain path=$WS_PATH
   local args e
@@ -363,13 +410,14 @@ run_one() {
     W2? | W3? | W4?) h2load_run "$wl" "$s" "$port" ;;
     W5?) upload_w5 "$wl" "$s" "$port" ;;
     W6*) ws_run "$wl" "$s" "$port" ;;
+    W7) w7_run "$RES/W7-$s.r$ROUND.txt" "$s" "$port" "$W7_CONNS" "$W7_SECONDS" ;;
   esac
   sleep "$GAP"
 }
 
 # --- the servers -----------------------------------------------------------------
 HTTP_ORDER=()   # selected HTTP workloads, in run order
-for w in W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c; do want "$w" && HTTP_ORDER+=("$w"); done
+for w in W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c W7; do want "$w" && HTTP_ORDER+=("$w"); done
 WS_REF=0        # any Websocket row over HTTP/1.1 (the reference server speaks no RFC 8441)
 for id in "${WS_SELECTED[@]}"; do [[ $id == *-h2-* ]] || WS_REF=1; done
 for rp in $MODES; do
@@ -377,10 +425,13 @@ for rp in $MODES; do
 done
 NEED_DEMO=0
 ((${#HTTP_ORDER[@]} + ${#WS_SELECTED[@]})) && NEED_DEMO=1
-if [[ "$SCALING" == 1 ]]; then
-  NEED_DEMO=1
-  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true   # 10,000 connections, inherited by the servers
-  (($(ulimit -n) > 10100)) || say "ulimit -n is $(ulimit -n): the 10,000-connection points may fail (wrk and each server need 10,000 descriptors)"
+[[ "$SCALING" == 1 ]] && NEED_DEMO=1
+# 10,000 connections (the scaling curve, W7) need 10,000 descriptors in the
+# client and 10,000 in each server: the soft limit goes up to the hard one
+# here, and every server started below (demo, Cowboy, Elli) inherits it.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+if [[ "$SCALING" == 1 ]] || want W7; then
+  (($(ulimit -n) > 10100)) || say "ulimit -n is $(ulimit -n): the 10,000-connection runs may fail (the client and each server need 10,000 descriptors)"
 fi
 if ((NEED_DEMO)); then
   [[ " $MODES " == *" false "* ]] && start_demo mustang false "$DEMO_PORT" "$DEMO_TLS_PORT"
@@ -390,7 +441,7 @@ if ((NEED_DEMO)); then
 fi
 if [[ "$PEERS" != none ]]; then
   start_peer cowboy
-  { want_any W1a W1b W1c W3a W3b || [[ "$SCALING" == 1 ]]; } && start_peer elli
+  { want_any W1a W1b W1c W3a W3b W7 || [[ "$SCALING" == 1 ]]; } && start_peer elli
 else
   say "no peers (MUSTANG_PEERS=none, or no ../shared/peers): nginx and the Websocket reference only"
 fi
@@ -409,6 +460,14 @@ done
   echo "QUICK=$QUICK BENCH_DURATION=$DUR BENCH_WARMUP=$WARMUP BENCH_W3_REQUESTS=$W3_N BENCH_ROUNDS=$ROUNDS BENCH_GAP=$GAP"
   echo "BENCH_W2A_REQUESTS=$W2A_N BENCH_W2B_REQUESTS=$W2B_N BENCH_W4_REQUESTS=$W4_N BENCH_W5_BYTES=$W5_BYTES"
   echo "workloads:$WORKLOADS modes(MUSTANG_REQUEST_PROCESS): $MODES"
+  echo "ulimit -n: $(ulimit -n) (hard $(ulimit -Hn))"
+  for s in "${!PIDS[@]}"; do
+    echo "open files limit of $s: $(awk '/^Max open files/ {print $4}' "/proc/${PIDS[$s]}/limits" 2>/dev/null || echo '?')"
+  done
+  if want W7; then
+    echo "BENCH_W7_CONNS=$W7_CONNS BENCH_W7_SECONDS=$W7_SECONDS BENCH_W7_WARMUP=$W7_WARMUP BENCH_W7_CONNECT_RATE=$W7_CONNECT_RATE"
+    echo "BENCH_W7_SCALE=${W7_SCALE:-none} BENCH_W7_SCALE_SECONDS=$W7_SCALE_SECONDS"
+  fi
   echo "servers: ${!PIDS[*]}"
   echo "peers: $PEERS"
   echo "otp: $(erl -noshell -eval 'io:put_chars(erlang:system_info(otp_release)), halt().' 2>/dev/null || echo '?')"
@@ -437,10 +496,18 @@ for ROUND in $(seq 1 "$ROUNDS"); do
   done
 done
 ROUNDS_SECONDS=$((SECONDS - RUN_T0))
+echo "loadavg after the rounds: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RES/meta.txt"
+
+# --- W7's connection curve: one paced run per point and server ---------------------
+if want W7 && [[ -n "$W7_SCALE" ]]; then
+  source "$ROOT/bench/scaling.sh"
+  scale_w7
+fi
 
 # --- scaling curves: connections, body size ------------------------------------------
 if [[ "$SCALING" == 1 ]]; then
   t0=$SECONDS
+  # shellcheck source=bench/scaling.sh
   source "$ROOT/bench/scaling.sh"
   scale_conns
   scale_bodies

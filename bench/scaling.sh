@@ -15,7 +15,14 @@
 #                 the connection on a 64 MiB body. Each answer must be the byte
 #                 count sent.
 #
-# Raw outputs: $RES/scaling/conns-<n>-<server>.txt, body-<bytes>-<server>-<h1|h2c>.r<k>.txt.
+#   scale_w7      W7 (paced GET /sleep, one request per connection per second)
+#                 at BENCH_W7_SCALE connections (1000 5000 10000), one run of
+#                 BENCH_W7_SCALE_SECONDS (15) measured seconds per point and
+#                 server (Mustang, Cowboy, Elli), the server order rotated per
+#                 point; sourced by run.sh after the rounds when W7 is selected.
+#
+# Raw outputs: $RES/scaling/conns-<n>-<server>.txt, body-<bytes>-<server>-<h1|h2c>.r<k>.txt,
+# w7-<n>-<server>.txt.
 
 SCALE_CONNS=${BENCH_SCALE_CONNS:-1 10 100 1000 10000}
 SCALE_DUR=${BENCH_SCALE_DURATION:-5s}
@@ -81,5 +88,19 @@ scale_bodies() {
       k=$((k + 1))
     done
     sleep "$GAP"
+  done
+}
+
+scale_w7() {
+  local c s k=0
+  CUR_WL="the W7 connection curve"
+  mkdir -p "$RES/scaling"
+  for c in $W7_SCALE; do
+    # shellcheck disable=SC2046
+    for s in $(rotate "$k" $(servers_for W7)); do
+      server_alive "$s" || continue
+      w7_run "$RES/scaling/w7-$c-$s.txt" "$s" "$(port_for "$s" W7)" "$c" "$W7_SCALE_SECONDS"
+    done
+    k=$((k + 1))
   done
 }

@@ -129,11 +129,13 @@ port_for() {
 # round rotates it). mustang-rp: HTTP/1.1 handlers only (W1, W3, W5a);
 # Elli: HTTP/1.1 hello and 1 MiB bodies (its body limit refuses 64 MiB);
 # nginx: hello and h2c bodies (W1, W2, W4); Websocket: Cowboy on W6a-W6f,
-# the reference server on HTTP/1.1 rows.
+# the reference server on HTTP/1.1 rows; W7 (paced GET /sleep): Mustang,
+# Cowboy and Elli.
 servers_for() {
   local wl=$1 all=()
   case $wl in
     W1?) all=(mustang mustang-rp cowboy elli nginx) ;;
+    W7) all=(mustang cowboy elli) ;;   # GET /sleep: nginx has no such route
     W2? | W4?) all=(mustang cowboy nginx) ;;
     W3?) all=(mustang mustang-rp cowboy elli) ;;
     W5a) all=(mustang mustang-rp cowboy) ;;

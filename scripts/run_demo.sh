@@ -7,7 +7,8 @@
 #   TLS_PORT                   HTTPS port (default 8443)
 #   MUSTANG_REQUEST_PROCESS    true|false: run handlers in a per-request process
 #   MUSTANG_MAX_KEEPALIVE      requests per connection, or "infinity"
-#   MUSTANG_ACTIVE_N, MUSTANG_ADAPTIVE_ACTIVE, MUSTANG_DYNAMIC_BUFFER, MUSTANG_HIBERNATE, MUSTANG_SOCKET_BUFFER
+#   MUSTANG_ACTIVE_N, MUSTANG_ADAPTIVE_ACTIVE, MUSTANG_DYNAMIC_BUFFER, MUSTANG_HIBERNATE, MUSTANG_HIBERNATE_AFTER,
+#                              MUSTANG_SOCKET_BUFFER
 #                              benchmark tuning, see examples/demo/src/mustang_demo.erl
 # Extra VM flags can be passed in ERL_FLAGS (read by erl itself) or as
 # arguments to this script (appended to the erl command line).

@@ -14,6 +14,17 @@
 %%   W6a frames/s mustang 12405 17094.5 18845        cowboy 8586.5 10807 9554.5
 %%               wsref 15600.5 27408 32355
 %%   W1c req/s   mustang (failed) 19865.84 36380.38  cowboy 18156.84 17503.90 22268.90
+%%
+%% W7 comes from a real `BENCH_WORKLOADS=W7 BENCH_ROUNDS=3 bench/run.sh` (at
+%% 22470e2: 10,000 paced connections, 30 s; round 1 ran beside other
+%% engineers' tests, load average 4-7) and its connection curve (scaling/):
+%%
+%%   W7 p99 ms   mustang 664.32 105.632 105.248   cowboy 2913.28 128.032 113.12
+%%               elli 112.736 114.336 107.744
+%%   W7 p50 ms   mustang 106.976 100.96 100.96; p99.9 796.416 188.352 206.016;
+%%               max 884.965 213.774 240.016; client CPU 16.6 16.57 16.97 s
+%%   curve p99   1000: mustang 101.6 cowboy 101.472 elli 101.088
+%%               5000: 105.952 107.488 104.16    10000: 108.896 138.56 111.584
 -module(bench_report_SUITE).
 -compile([export_all, nowarn_export_all]).
 
@@ -25,16 +36,30 @@ suite() ->
 
 all() ->
 	[medians_spread_and_ratios, failed_round_left_out, markdown_report_and_charts,
-		server_order_rotates].
+		server_order_rotates, w7_paced_latency, w7_target_and_failures, w7_markdown, paced_client].
 
 init_per_testcase(_, Config) ->
 	%% report.py writes results.json into the directory: work on a copy.
 	Dir = filename:join(?config(priv_dir, Config), "results"),
 	ok = filelib:ensure_dir(filename:join(Dir, "x")),
 	Src = filename:join(?config(data_dir, Config), "results"),
-	{ok, Names} = file:list_dir(Src),
-	[{ok, _} = file:copy(filename:join(Src, N), filename:join(Dir, N)) || N <- Names],
+	ok = copy_dir(Src, Dir),
 	[{results, Dir} | Config].
+
+%% The fixture's files, and those of its subdirectories (scaling/).
+copy_dir(Src, Dir) ->
+	{ok, Names} = file:list_dir(Src),
+	lists:foreach(fun(N) ->
+		From = filename:join(Src, N),
+		To = filename:join(Dir, N),
+		case filelib:is_dir(From) of
+			true ->
+				ok = filelib:ensure_dir(filename:join(To, "x")),
+				ok = copy_dir(From, To);
+			false ->
+				{ok, _} = file:copy(From, To)
+		end
+	end, Names).
 
 end_per_testcase(_, _) ->
 	ok.
@@ -79,13 +104,7 @@ failed_round_left_out(Config) ->
 markdown_report_and_charts(Config) ->
 	mustang_test:doc("publish.py turns results.json into report.md (median (min–max) "
 		"per server, ratios of the medians) and the PNG bar charts."),
-	Python = mustang_test:require_python(mustang_test:python(), ["matplotlib"]),
-	_ = report(Config),
-	Dir = ?config(results, Config),
-	Script = filename:join([mustang_test:root(), "bench", "publish.py"]),
-	{0, _} = mustang_test:run(Python, [Script, Dir], 60000),
-	{ok, Md} = file:read_file(filename:join(Dir, "report.md")),
-	Lines = binary:split(Md, <<"\n">>, [global]),
+	{Dir, Md, Lines} = publish(Config),
 	?assert(lists:member(<<"| W1a HTTP/1.1 hello, 1 conn | req/s | 20.7k (6479–20.9k) | "
 		"9048 (8823–12.1k) | 14.9k (13.9k–24.4k) | 22.3k (10.9k–36.9k) | 2.29x | 1.39x | 0.93x |"/utf8>>,
 		Lines)),
@@ -117,14 +136,113 @@ server_order_rotates(_) ->
 	?assertEqual(["nginx", "mustang", "cowboy", "elli"], Rotate(3)),
 	?assertEqual(["mustang", "cowboy", "elli", "nginx"], Rotate(4)).
 
+w7_paced_latency(Config) ->
+	mustang_test:doc("W7 rows: the median over the rounds of req/s, p50, p99 (with its min "
+		"and max), p99.9 and max latency and failed requests per server, kept out of the "
+		"HTTP table; the target line fails at p99 105.6 ms; the connection curve's points."),
+	{Results, Table} = report_json(Config),
+	?assertEqual([], [R || R = #{<<"workload">> := <<"W7">>} <- maps:get(<<"rows">>, Results)]),
+	W7 = maps:get(<<"w7_rows">>, Results),
+	M = row(W7, <<"W7">>, <<"mustang">>),
+	?assertEqual(3, maps:get(<<"rounds">>, M)),
+	close(10000.0, maps:get(<<"conns">>, M)),
+	close(10000.0, maps:get(<<"req_s">>, M)),
+	close(100.96, maps:get(<<"p50_ms">>, M)),
+	figure(M, <<"p99_ms">>, {105.632, 105.248, 664.32}),
+	close(206.016, maps:get(<<"p999_ms">>, M)),
+	close(240.016, maps:get(<<"max_ms">>, M)),
+	close(16.6, maps:get(<<"client_cpu_s">>, M)),
+	?assertEqual(0.0, maps:get(<<"failures">>, M)),
+	figure(row(W7, <<"W7">>, <<"cowboy">>), <<"p99_ms">>, {128.032, 113.12, 2913.28}),
+	close(112.736, maps:get(<<"p99_ms">>, row(W7, <<"W7">>, <<"elli">>))),
+	#{<<"pass">> := false, <<"p99_ms">> := P99, <<"conns">> := 10000.0} = maps:get(<<"w7_target">>, Results),
+	close(105.632, P99),
+	?assertNotEqual(nomatch, binary:match(Table, <<"[FAIL] W7 p99 <= 101.5 ms at 10000 conns">>)),
+	Curve = maps:get(<<"w7_scale">>, Results),
+	?assertEqual([<<"1000">>, <<"10000">>, <<"5000">>], lists:sort(maps:keys(Curve))),
+	close(108.896, maps:get(<<"p99_ms">>, maps:get(<<"mustang">>, maps:get(<<"10000">>, Curve)))),
+	close(107.488, maps:get(<<"p99_ms">>, maps:get(<<"cowboy">>, maps:get(<<"5000">>, Curve)))),
+	close(101.088, maps:get(<<"p99_ms">>, maps:get(<<"elli">>, maps:get(<<"1000">>, Curve)))).
+
+w7_target_and_failures(Config) ->
+	mustang_test:doc("The W7 target passes when Mustang's median p99 is at most 101.5 ms "
+		"with no failed request, and fails on failed requests (the fixture's Mustang rounds "
+		"edited: p99 101.2 ms, then timeouts in two rounds)."),
+	Dir = ?config(results, Config),
+	Edit = fun(Round, From, To) ->
+		File = filename:join(Dir, "W7-mustang.r" ++ integer_to_list(Round) ++ ".txt"),
+		{ok, Text} = file:read_file(File),
+		ok = file:write_file(File, binary:replace(Text, From, To))
+	end,
+	[Edit(R, P99, <<"\"p99_ms\":101.2,">>)
+		|| {R, P99} <- [{1, <<"\"p99_ms\":664.32,">>}, {2, <<"\"p99_ms\":105.632,">>},
+			{3, <<"\"p99_ms\":105.248,">>}]],
+	{Pass, _} = report_json(Config),
+	#{<<"pass">> := true} = maps:get(<<"w7_target">>, Pass),
+	[Edit(R, From, To) || R <- [1, 3], {From, To} <- [{<<"\"errors\":0,">>, <<"\"errors\":3,">>},
+		{<<"\"errors_timeout\":0,">>, <<"\"errors_timeout\":3,">>}]],
+	{Fail, Table} = report_json(Config),
+	#{<<"pass">> := false, <<"failures">> := 3.0} = maps:get(<<"w7_target">>, Fail),
+	?assertNotEqual(nomatch, binary:match(Table,
+		<<"[FAIL] W7 p99 <= 101.5 ms at 10000 conns, no failure p99 101.20 ms, 3 (timeout 3) failed request(s)">>)).
+
+w7_markdown(Config) ->
+	mustang_test:doc("publish.py's W7 section: the table of medians with p99's min–max, the "
+		"target line, the connection curve and w7.png."),
+	{Dir, Md, Lines} = publish(Config),
+	[?assert(lists:member(L, Lines), L) || L <- [
+		<<"## W7: paced latency">>,
+		<<"| Mustang | 10000 | 10.0k | 100.96 | 105.63 (105.25–664.32) | 206.02 | 240.0 | 0 | – | 16.6 |"/utf8>>,
+		<<"| Cowboy 2.13 | 10000 | 10.0k | 101.28 | 128.03 (113.12–2913.28) | 246.59 | 338.1 | 0 | – | 16.5 |"/utf8>>,
+		<<"Target (BENCH.md): Mustang's p99 ≤ 101.5 ms with 10000 connections and no failed request:"
+			" **not met** (p99 105.63 ms at 10000 connections)."/utf8>>,
+		<<"| 1000 | 1000, p99 101.60, 0 | 1000, p99 101.47, 0 | 1000, p99 101.09, 0 |">>,
+		<<"| 10000 | 10.0k, p99 108.90, 0 | 10.0k, p99 138.56, 0 | 10.0k, p99 111.58, 0 |">>]],
+	{ok, <<16#89, "PNG", _/bits>>} = file:read_file(filename:join(Dir, "w7.png")),
+	?assertNotEqual(nomatch, binary:match(Md, <<"(w7.png)">>)).
+
+paced_client(_) ->
+	mustang_test:doc("W7's client (bench/wsload -mode paced) passes its Go tests: the HTTP/1.1 "
+		"answer parser, latency counted from the scheduled send time when an answer is late "
+		"(coordinated omission), and resets, wrong statuses and lengths counted apart."),
+	Go = mustang_test:tool("go", "GO", ["/usr/local/go/bin/go"]),
+	Root = mustang_test:root(),
+	Dir = filename:join([Root, "_build", "paced"]),
+	Env = [{"GOCACHE", filename:join(Dir, "gocache")},
+		{"GOPATH", filename:join(Dir, "gopath")},
+		{"GOMODCACHE", filename:join([Root, "_tools", "go", "modcache"])},
+		{"GOFLAGS", "-modcacherw"}],
+	Src = filename:join([Root, "bench", "wsload"]),
+	{Status, Out} = mustang_test:run(Go, ["-C", Src, "test", "-count=1", "-run", "Paced|ReadResponse", "-v", "."],
+		600000, Env),
+	ct:log("~ts", [Out]),
+	?assertEqual(0, Status),
+	[?assertNotEqual(nomatch, binary:match(Out, <<"--- PASS: ", Test/binary>>))
+		|| Test <- [<<"TestReadResponse">>, <<"TestPacedCoordinatedOmission">>, <<"TestPacedErrors">>,
+			<<"TestPacedNoServer">>]].
+
 %% Runs bench/report.py on the copy; the rows of results.json (HTTP and Websocket).
 report(Config) ->
+	{Results, _} = report_json(Config),
+	maps:get(<<"rows">>, Results) ++ maps:get(<<"ws_rows">>, Results).
+
+%% bench/report.py, then bench/publish.py on the copy: report.md, and its lines.
+publish(Config) ->
+	Python = mustang_test:require_python(mustang_test:python(), ["matplotlib"]),
+	_ = report(Config),
+	Dir = ?config(results, Config),
+	Script = filename:join([mustang_test:root(), "bench", "publish.py"]),
+	{0, _} = mustang_test:run(Python, [Script, Dir], 60000),
+	{ok, Md} = file:read_file(filename:join(Dir, "report.md")),
+	{Dir, Md, binary:split(Md, <<"\n">>, [global])}.
+
+%% bench/report.py's results.json and printed report.
+report_json(Config) ->
 	Dir = ?config(results, Config),
 	Script = filename:join([mustang_test:root(), "bench", "report.py"]),
-	{0, _} = mustang_test:run(mustang_test:python(), [Script, Dir], 60000),
+	{0, Table} = mustang_test:run(mustang_test:python(), [Script, Dir], 60000),
 	{ok, Json} = file:read_file(filename:join(Dir, "results.json")),
-	Results = mustang_test:json(Json),
-	maps:get(<<"rows">>, Results) ++ maps:get(<<"ws_rows">>, Results).
+	{mustang_test:json(Json), Table}.
 
 %% The rows, and Mustang's row of a workload, which has that many rounds.
 mustang_row(Config, Workload, Rounds) ->

@@ -19,6 +19,10 @@
 // -messages messages, close handshake, and the JSON line counts the
 // sessions completed and the errors.
 //
+// Paced mode (-mode paced -url http://..., paced.go, BENCH.md W7) is an
+// HTTP/1.1 client instead: -conns keep-alive connections, each sending one
+// GET every 1/-rate seconds, latency counted from the scheduled send time.
+//
 // Output: one JSON line on stdout (frames/s, MB/s = payload bytes echoed
 // per second in 10^6 bytes, p50/p99 latency from a message's write to its
 // echo, errors). Exit status 1 when errors > 0.
@@ -52,6 +56,9 @@ type config struct {
 	variants               int
 	timeout                time.Duration
 	verbose                bool
+	rate, connectRate      float64 // -mode paced
+	expectStatus           int
+	expectLength           int
 }
 
 type transport interface {
@@ -71,33 +78,46 @@ const histN = 64 + 64*40
 
 type hist [histN]uint64
 
-func histIdx(v int64) int {
-	if v < 64 {
+func histIdx(v int64) int { return logIdx(v, 6, histN) }
+
+func histVal(i int) float64 { return logVal(i, 6) }
+
+func (h *hist) pct(p float64) float64 { return pctOf(h[:], p, histVal) }
+
+// logIdx: the bucket of v in a log-linear histogram of n buckets with
+// 2^subBits linear sub-buckets per power of two (values below 2^subBits
+// exact).
+func logIdx(v int64, subBits int, n int) int {
+	sub := int64(1) << subBits
+	if v < sub {
 		if v < 0 {
 			return 0
 		}
 		return int(v)
 	}
-	shift := bits.Len64(uint64(v)) - 7
-	i := 64 + shift*64 + int(uint64(v)>>shift) - 64
-	if i >= histN {
-		return histN - 1
+	shift := bits.Len64(uint64(v)) - subBits - 1
+	i := int(sub) + shift*int(sub) + int(uint64(v)>>shift) - int(sub)
+	if i >= n {
+		return n - 1
 	}
 	return i
 }
 
-func histVal(i int) float64 {
-	if i < 64 {
+// logVal: the middle of bucket i of logIdx.
+func logVal(i int, subBits int) float64 {
+	sub := 1 << subBits
+	if i < sub {
 		return float64(i)
 	}
-	shift := (i - 64) / 64
-	mant := (i-64)%64 + 64
+	shift := (i - sub) / sub
+	mant := (i-sub)%sub + sub
 	return (float64(mant) + 0.5) * float64(uint64(1)<<shift)
 }
 
-func (h *hist) pct(p float64) float64 {
+// pctOf: the p-quantile (0..1) of a histogram's counts.
+func pctOf(counts []uint64, p float64, val func(int) float64) float64 {
 	var total uint64
-	for _, c := range h {
+	for _, c := range counts {
 		total += c
 	}
 	if total == 0 {
@@ -105,10 +125,10 @@ func (h *hist) pct(p float64) float64 {
 	}
 	want := uint64(p*float64(total) + 0.999999)
 	var acc uint64
-	for i, c := range h {
+	for i, c := range counts {
 		acc += c
 		if acc >= want {
-			return histVal(i)
+			return val(i)
 		}
 	}
 	return 0
@@ -169,7 +189,7 @@ func main() {
 	cfg := &config{}
 	flag.StringVar(&cfg.url, "url", "ws://127.0.0.1:18081/ws", "server URL (ws:// only)")
 	flag.StringVar(&cfg.proto, "proto", "h1", "h1 (RFC 6455 upgrade) or h2 (h2c prior knowledge, RFC 8441)")
-	flag.StringVar(&cfg.mode, "mode", "echo", "echo, send (window in flight) or batch (send -window, wait for the last)")
+	flag.StringVar(&cfg.mode, "mode", "echo", "echo, send (window in flight), batch (send -window, wait for the last) or paced (HTTP/1.1 GETs at a fixed rate, paced.go)")
 	flag.StringVar(&cfg.kind, "kind", "binary", "payload: binary, ascii, mixed, utf8 (mostly UTF-8)")
 	flag.IntVar(&cfg.size, "size", 1024, "message payload size in bytes")
 	flag.IntVar(&cfg.conns, "conns", 1, "connections")
@@ -185,14 +205,25 @@ func main() {
 	flag.Int64Var(&cfg.sessions, "sessions", 0, "session mode: open, echo -messages messages and close this many sessions, -conns at a time (-mode, -duration, -frames unused)")
 	flag.IntVar(&cfg.messages, "messages", 3, "-sessions: messages echoed per session")
 	flag.BoolVar(&cfg.verbose, "v", false, "human-readable summary on stderr")
+	flag.Float64Var(&cfg.rate, "rate", 1, "-mode paced: requests per second per connection")
+	flag.Float64Var(&cfg.connectRate, "connect-rate", 2000, "-mode paced: connections opened per second at the start")
+	flag.IntVar(&cfg.expectStatus, "expect-status", 200, "-mode paced: the status every answer must have")
+	flag.IntVar(&cfg.expectLength, "expect-length", -1, "-mode paced: the body length every answer must have (-1: any)")
 	flag.Parse()
-	res, err := execute(cfg)
+	var res map[string]any
+	var err error
+	if cfg.mode == "paced" {
+		res, err = runPaced(cfg)
+	} else {
+		res, err = execute(cfg)
+	}
 	if err != nil {
 		res = map[string]any{"errors": 1, "error": err.Error()}
 	}
 	out, _ := json.Marshal(res)
 	fmt.Println(string(out))
-	if n, _ := res["errors"].(int64); n > 0 || err != nil {
+	// paced: a run that completed is a figure, its errors are part of it
+	if n, _ := res["errors"].(int64); err != nil || (n > 0 && cfg.mode != "paced") {
 		os.Exit(1)
 	}
 }

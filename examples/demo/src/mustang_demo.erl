@@ -23,6 +23,7 @@
 %% TLS_CERTFILE and TLS_KEYFILE (a self-signed certificate is generated
 %% at start when they are not set). For benchmarks: MUSTANG_ACTIVE_N,
 %% MUSTANG_DYNAMIC_BUFFER ("false" or "Min,Max"), MUSTANG_HIBERNATE (true|false),
+%% MUSTANG_HIBERNATE_AFTER (ms or infinity),
 %% MUSTANG_STREAM_HANDLERS (comma-separated modules, e.g.
 %% "mustang_compress_h,mustang_stream_h"),
 %% MUSTANG_SOCKET_BUFFER (bytes: the listeners' socket_opts get {buffer, N},
@@ -114,6 +115,10 @@ tuning_from_env() ->
 				{list_to_integer(Min), list_to_integer(Max)}
 		end},
 		{hibernate, "MUSTANG_HIBERNATE", fun list_to_atom/1},
+		{hibernate_after, "MUSTANG_HIBERNATE_AFTER", fun
+			("infinity") -> infinity;
+			(Ms) -> list_to_integer(Ms)
+		end},
 		{stream_handlers, "MUSTANG_STREAM_HANDLERS", fun(Mods) ->
 			[list_to_atom(M) || M <- string:lexemes(Mods, ",")]
 		end}
