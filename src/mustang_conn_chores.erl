@@ -10,6 +10,7 @@
 -export([active/3]).
 -export([rearm/3]).
 -export([rearm_idle/3]).
+-export([quiet/3]).
 -export([linger/3]).
 -export([recv_rate_start/0]).
 -export([recv_rate/3]).
@@ -102,6 +103,26 @@ rearm_idle(Transport, Socket, {adaptive, ActiveN}) ->
 	ok;
 rearm_idle(Transport, Socket, ActiveN) ->
 	rearm(Transport, Socket, ActiveN).
+
+%% The same rule when the last request in flight ends while the socket is
+%% still armed with {active, N}: an HTTP/2 connection's passive message
+%% comes while the stream's process runs (the run queue is not empty), so
+%% rearm_idle/3 keeps N there and the next request of a one-at-a-time client
+%% waits for a poll. Here nothing changes unless the node is idle. (An
+%% {active, N} set on an armed socket adds N to what is left, so it goes
+%% passive first, in a call of its own: a second active in the same list
+%% is not applied.)
+-spec quiet(module(), mustang_transport:socket(), active()) -> ok.
+quiet(Transport, Socket, {adaptive, _}) ->
+	_ = case erlang:statistics(total_run_queue_lengths) of
+		0 ->
+			_ = Transport:setopts(Socket, [{active, false}]),
+			Transport:setopts(Socket, [{active, 1}]);
+		_ -> ok
+	end,
+	ok;
+quiet(_, _, _) ->
+	ok.
 
 %% min_recv_rate, for a request body or a Websocket frame in progress (the
 %% same rule for HTTP/1.1, HTTP/2 and Websocket): a client that trickles
