@@ -95,10 +95,7 @@ start_listener(Ref, Transport, TransOpts0, ProtoOpts) ->
 		{ok, TransOpts} ->
 			ok = mustang_registry:set_listener(Ref, Transport, TransOpts, ProtoOpts),
 			ok = mustang_registry:set_given_transport_opts(Ref, TransOpts0),
-			ok = case Transport of
-				mustang_tls -> mustang_registry:set_tls_opts(Ref, []);
-				mustang_tcp -> ok
-			end,
+			ok = clear_tls_certificate(Ref, Transport),
 			Spec = #{
 				id => {mustang_listener_sup, Ref},
 				start => {mustang_listener_sup, start_link, [Ref, Transport, TransOpts]},
@@ -336,10 +333,7 @@ set_transport_options(Ref, TransOpts0) ->
 							ok = mustang_registry:set_given_transport_opts(Ref, TransOpts0),
 							%% The new socket_opts carry the certificate now: a
 							%% rotated one (set_tls_certificate/2) would override them.
-							ok = case Transport of
-								mustang_tls -> mustang_registry:set_tls_opts(Ref, []);
-								mustang_tcp -> ok
-							end,
+							ok = clear_tls_certificate(Ref, Transport),
 							set_max_connections(Ref, Max);
 						Error ->
 							Error
@@ -380,6 +374,11 @@ info(Ref) ->
 		max_connections => get_max_connections(Ref),
 		active_connections => lists:sum(maps:values(Counts)),
 		connections => Counts}.
+
+%% Handshakes take the listen socket's certificate, not a rotated one
+%% (set_tls_certificate/2).
+clear_tls_certificate(Ref, mustang_tls) -> mustang_registry:set_tls_opts(Ref, []);
+clear_tls_certificate(_, mustang_tcp) -> ok.
 
 listener_sup(Ref) ->
 	Id = {mustang_listener_sup, Ref},

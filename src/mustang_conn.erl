@@ -21,26 +21,19 @@ init(Parent, Ref, Transport) ->
 		{mustang_socket, closed} ->
 			exit(normal);
 		{mustang_socket, Socket} ->
-			%% The HTTP/1.1 options: `protocols' and `alpn_default_protocol'
-			%% are the same in both.
+			%% The HTTP/1.1 options, with their defaults: `protocols' and
+			%% `alpn_default_protocol' are the same in both.
 			Opts = mustang_registry:get_conn_opts(Ref, http),
-			case opt(proxy_header, Opts) of
-				false ->
+			case Opts of
+				#{proxy_header := false} ->
 					handshake(Parent, Ref, Transport, Socket, Opts, #{});
-				true ->
-					Info = proxy_header(Ref, Transport, Socket, opt(proxy_header_timeout, Opts)),
+				#{proxy_header := true, proxy_header_timeout := Timeout} ->
+					Info = proxy_header(Ref, Transport, Socket, Timeout),
 					handshake(Parent, Ref, Transport, Socket, Opts, #{proxy_header => Info})
 			end
 	after 10000 ->
 		%% The acceptor died before handing the socket over.
 		exit(normal)
-	end.
-
-%% The options both protocols share have their defaults in mustang_http1.
-opt(Key, Opts) ->
-	case Opts of
-		#{Key := Value} -> Value;
-		_ -> maps:get(Key, mustang_http1:defaults())
 	end.
 
 %% PROXY protocol (HAProxy's proxy-protocol.txt): the header comes first,

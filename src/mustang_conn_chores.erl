@@ -96,9 +96,9 @@ rearm(Transport, Socket, ActiveN) ->
 %% throughput there (W3a MB/s: 1147 with active_n 1, 1341 with 100).
 -spec rearm_idle(module(), mustang_transport:socket(), active()) -> ok.
 rearm_idle(Transport, Socket, {adaptive, ActiveN}) ->
-	_ = case erlang:statistics(total_run_queue_lengths) of
-		0 -> Transport:setopts(Socket, [{active, 1}]);
-		_ -> Transport:setopts(Socket, [{active, ActiveN}])
+	_ = case idle_node() of
+		true -> Transport:setopts(Socket, [{active, 1}]);
+		false -> Transport:setopts(Socket, [{active, ActiveN}])
 	end,
 	ok;
 rearm_idle(Transport, Socket, ActiveN) ->
@@ -114,15 +114,17 @@ rearm_idle(Transport, Socket, ActiveN) ->
 %% is not applied.)
 -spec quiet(module(), mustang_transport:socket(), active()) -> ok.
 quiet(Transport, Socket, {adaptive, _}) ->
-	_ = case erlang:statistics(total_run_queue_lengths) of
-		0 ->
-			_ = Transport:setopts(Socket, [{active, false}]),
-			Transport:setopts(Socket, [{active, 1}]);
-		_ -> ok
+	_ = idle_node() andalso begin
+		_ = Transport:setopts(Socket, [{active, false}]),
+		Transport:setopts(Socket, [{active, 1}])
 	end,
 	ok;
 quiet(_, _, _) ->
 	ok.
+
+%% Nothing is waiting for a scheduler.
+idle_node() ->
+	erlang:statistics(total_run_queue_lengths) =:= 0.
 
 %% min_recv_rate, for a request body or a Websocket frame in progress (the
 %% same rule for HTTP/1.1, HTTP/2 and Websocket): a client that trickles

@@ -171,7 +171,7 @@ init(Parent, Ref, Transport, Socket, Opts, Conn) ->
 	process_flag(trap_exit, true),
 	ok = mustang_conns_sup:protocol(Parent, http2),
 	ActiveN0 = maps:get(active_n, Opts),
-	ActiveN = mustang_conn_chores:active(Transport, ActiveN0, maps:get(adaptive_active, Opts, true)),
+	ActiveN = mustang_conn_chores:active(Transport, ActiveN0, maps:get(adaptive_active, Opts)),
 	DynBuf = case Conn of
 		#{dynbuf := D} -> D;
 		_ -> mustang_dynbuf:for_listener(Ref, maps:get(dynamic_buffer, Opts))
@@ -217,7 +217,7 @@ ms() ->
 
 start_idle_tick(#st{opts = Opts, quiet = Quiet}) ->
 	mustang_conn_chores:start_idle_tick(?MODULE, maps:get(idle_timeout, Opts),
-		maps:get(hibernate_after, Opts, 1000), Quiet).
+		maps:get(hibernate_after, Opts), Quiet).
 
 %% The process loop. Output is gathered while messages keep coming and
 %% written with one send when the mailbox is empty.
@@ -308,7 +308,7 @@ update_dynbuf(Size, #st{transport = Transport, socket = Socket, dynbuf = DynBuf}
 %% Streams in progress count as activity.
 idle_tick(St = #st{opts = Opts, streams = Streams, received = Received, quiet = Quiet}) ->
 	case mustang_conn_chores:idle_tick(Received orelse map_size(Streams) > 0, Quiet, false,
-			maps:get(idle_timeout, Opts), maps:get(hibernate_after, Opts, 1000)) of
+			maps:get(idle_timeout, Opts), maps:get(hibernate_after, Opts)) of
 		timeout ->
 			goaway_close(St, no_error, 'The connection was idle for idle_timeout.');
 		{hibernate, Quiet2} ->

@@ -62,11 +62,11 @@ delete_listener(Ref) ->
 
 -spec get_protocol_opts(mustang:ref()) -> map().
 get_protocol_opts(Ref) ->
-	ets:lookup_element(?TAB, {proto_opts, Ref}, 2).
+	lookup(proto_opts, Ref).
 
 -spec set_protocol_opts(mustang:ref(), map()) -> ok.
 set_protocol_opts(Ref, Opts) ->
-	true = ets:insert(?TAB, {{proto_opts, Ref}, Opts}),
+	ok = insert(proto_opts, Ref, Opts),
 	put_conn_opts(Ref, Opts).
 
 %% The options of a connection of listener Ref over Protocol, merged with
@@ -90,56 +90,51 @@ put_conn_opts(Ref, Opts) ->
 
 -spec get_transport_opts(mustang:ref()) -> map().
 get_transport_opts(Ref) ->
-	ets:lookup_element(?TAB, {trans_opts, Ref}, 2).
+	lookup(trans_opts, Ref).
 
 -spec set_transport_opts(mustang:ref(), map()) -> ok.
 set_transport_opts(Ref, TransOpts) ->
-	true = ets:insert(?TAB, {{trans_opts, Ref}, TransOpts}),
-	ok.
+	insert(trans_opts, Ref, TransOpts).
 
 %% The transport options as the user gave them (mustang:get_transport_options/1).
 -spec set_given_transport_opts(mustang:ref(), map()) -> ok.
 set_given_transport_opts(Ref, TransOpts) ->
-	true = ets:insert(?TAB, {{given_trans_opts, Ref}, TransOpts}),
-	ok.
+	insert(given_trans_opts, Ref, TransOpts).
 
 -spec get_given_transport_opts(mustang:ref()) -> map().
 get_given_transport_opts(Ref) ->
-	ets:lookup_element(?TAB, {given_trans_opts, Ref}, 2).
+	lookup(given_trans_opts, Ref).
 
 -spec get_transport(mustang:ref()) -> module().
 get_transport(Ref) ->
-	ets:lookup_element(?TAB, {transport, Ref}, 2).
+	lookup(transport, Ref).
 
 %% The ssl options a TLS listener's handshakes take on top of its listen
 %% options (mustang:set_tls_certificate/2); [] until a rotation. Only TLS
 %% listeners have them.
 -spec set_tls_opts(mustang:ref(), [ssl:tls_server_option()]) -> ok.
 set_tls_opts(Ref, Opts) ->
-	true = ets:insert(?TAB, {{tls_opts, Ref}, Opts}),
-	ok.
+	insert(tls_opts, Ref, Opts).
 
 -spec get_tls_opts(mustang:ref()) -> [ssl:tls_server_option()].
 get_tls_opts(Ref) ->
-	ets:lookup_element(?TAB, {tls_opts, Ref}, 2).
+	lookup(tls_opts, Ref).
 
 -spec set_port(mustang:ref(), inet:port_number()) -> ok.
 set_port(Ref, Port) ->
-	true = ets:insert(?TAB, {{port, Ref}, Port}),
-	ok.
+	insert(port, Ref, Port).
 
 -spec get_port(mustang:ref()) -> inet:port_number().
 get_port(Ref) ->
-	ets:lookup_element(?TAB, {port, Ref}, 2).
+	lookup(port, Ref).
 
 -spec set_listen_socket(mustang:ref(), mustang_transport:socket()) -> ok.
 set_listen_socket(Ref, LSocket) ->
-	true = ets:insert(?TAB, {{listen_socket, Ref}, LSocket}),
-	ok.
+	insert(listen_socket, Ref, LSocket).
 
 -spec get_listen_socket(mustang:ref()) -> mustang_transport:socket().
 get_listen_socket(Ref) ->
-	ets:lookup_element(?TAB, {listen_socket, Ref}, 2).
+	lookup(listen_socket, Ref).
 
 -spec set_conns_sup(mustang:ref(), pos_integer(), pid()) -> ok.
 set_conns_sup(Ref, Id, Pid) ->
@@ -148,16 +143,24 @@ set_conns_sup(Ref, Id, Pid) ->
 
 -spec set_conn_limit(mustang:ref(), mustang_conn_limit:limit()) -> ok.
 set_conn_limit(Ref, Limit) ->
-	true = ets:insert(?TAB, {{conn_limit, Ref}, Limit}),
-	ok.
+	insert(conn_limit, Ref, Limit).
 
 -spec get_conn_limit(mustang:ref()) -> mustang_conn_limit:limit().
 get_conn_limit(Ref) ->
-	ets:lookup_element(?TAB, {conn_limit, Ref}, 2).
+	lookup(conn_limit, Ref).
 
 -spec get_conns_sups(mustang:ref()) -> [{pos_integer(), pid()}].
 get_conns_sups(Ref) ->
 	lists:sort([{Id, Pid} || [Id, Pid] <- ets:match(?TAB, {{conns_sup, Ref, '$1'}, '$2'})]).
+
+%% One value of a listener, under {Key, Ref}; lookup/2 fails with badarg
+%% when the listener does not exist.
+insert(Key, Ref, Value) ->
+	true = ets:insert(?TAB, {{Key, Ref}, Value}),
+	ok.
+
+lookup(Key, Ref) ->
+	ets:lookup_element(?TAB, {Key, Ref}, 2).
 
 -spec init([]) -> {ok, undefined}.
 init([]) ->
