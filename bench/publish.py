@@ -7,7 +7,8 @@ Reads results.json (written by bench/report.py: medians, min-max and ratios
 per workload and server), meta.txt and the raw outputs of the scaling
 curves (scaling/, bench/scaling.sh), and writes into the same directory:
 report.md, throughput.png and p99.png (bar charts per workload per server,
-the bars' whiskers are the min-max over the rounds), scaling_conns.png
+the bars' whiskers are the min-max over the rounds), onecore.png (the same
+bars for the one-core phase, BENCH_PIN), scaling_conns.png
 (req/s and p99 against connections), scaling_body.png (upload time
 against body size) and w7.png (W7's latency percentiles per server, and its
 p99 against connections with the target). Charts need matplotlib (in _tools/venv, installed by
@@ -91,6 +92,20 @@ def table_head(p, cols):
     """A Markdown table's header and rule."""
     p("| " + " | ".join(cols) + " |")
     p("|" + "---|" * len(cols))
+
+
+def ratio_table(p, order, rows, servers, ratios):
+    """A Markdown table: per workload, each server's cell and Mustang's
+    ratios (the x_... keys of its row, with their column names)."""
+    table_head(p, ["workload", "unit"] + [LABEL[s] for s in servers] + [n for _, n in ratios])
+    for wl in order:
+        m = rows[wl].get("mustang", {})
+        p("| %s %s | %s | %s | %s |" % (
+            wl, DESC.get(wl, ""), unit_of(wl)[1],
+            " | ".join(cell(rows[wl].get(s), wl) for s in servers),
+            " | ".join(xfmt(m.get(k), k == "x_cowboy" and m.get("x_cowboy_scaled"))
+                       for k, _ in ratios)))
+    p("")
 
 
 def image(p, made, name, alt):
@@ -178,14 +193,14 @@ def save_figure(plt, fig, resdir, name, title):
     return name
 
 
-def charts(resdir, wls, rows, conns, bodies):
+def charts(resdir, wls, rows, conns, bodies, onecore):
     """Writes the PNGs; returns their names (none without matplotlib)."""
     plt = pyplot()
     if plt is None:
         return []
     made = []
 
-    def bars(name, metric, title, ylabel_of):
+    def bars(name, metric, title, ylabel_of, rows=rows, wls=wls):
         todo = [w for w in wls if any(metric(r) is not None for r in rows[w].values())]
         if not todo:
             return
@@ -236,6 +251,10 @@ def charts(resdir, wls, rows, conns, bodies):
          lambda wl: unit_of(wl)[1])
     bars("p99.png", p99, "p99 latency per workload, ms (lower is better; wrk and wsload only)",
          lambda wl: "p99 ms")
+    if onecore:
+        bars("onecore.png", throughput, "Single connection, one core: client and server on one CPU"
+             " (BENCH_PIN; median of the rounds, whiskers min-max)",
+             lambda wl: unit_of(wl)[1], rows=onecore, wls=[w for w in report.SINGLE if w in onecore])
 
     if conns:
         ns = sorted(conns)
@@ -322,6 +341,42 @@ def w7_chart(resdir, rows, curve):
     return save_figure(plt, fig, resdir, "w7.png", "W7 paced latency (GET /sleep, 100 ms handler)")
 
 
+def onecore_section(p, data, onecore, made):
+    """The one-core phase's table (BENCH_PIN) and the single-connection
+    targets, each with its kernel-placed and its one-core ratio."""
+    order = [w for w in report.SINGLE if w in onecore]
+    if order:
+        servers = [s for s in SERVERS if s != "mustang-rp" and any(s in onecore[w] for w in order)]
+        ratios = [(k, n) for k, n, peer in (
+            ("x_cowboy", "Mustang / Cowboy", "cowboy"), ("x_elli", "Mustang / Elli", "elli"),
+            ("x_nginx", "Mustang / nginx", "nginx"), ("x_ref", "Mustang / reference", "wsref"))
+            if peer in servers]
+        p("## Single connection, one core (client and server on CPU %s, BENCH_PIN)"
+          % (data.get("onecore_cpu") or "?"))
+        p("")
+        p("After the interleaved rounds, each server started alone under `taskset -c %s` (a VM"
+          " then runs one scheduler, as on a one-core machine; nginx one worker) and the client"
+          " ran on the same CPU, server order rotated per round. Left to the kernel, these rows"
+          " have a fast and a slow mode per VM (see doc/guide/performance.md); here the spread"
+          " is small." % (data.get("onecore_cpu") or "?"))
+        p("")
+        ratio_table(p, order, onecore, servers, ratios)
+        image(p, made, "onecore.png", "throughput per single-connection workload, one core")
+    targets = data.get("single_targets") or []
+    if targets:
+        p("## Targets: single connection")
+        p("")
+        table_head(p, ["target", "kernel-placed", "one core", "checked on", "result"])
+        for t in targets:
+            p("| %s ≥ %.1fx %s | %s | %s | %s | %s |" % (
+                t["workload"], t["goal"], LABEL.get(t["peer"], t["peer"]), xfmt(t["kernel"]),
+                xfmt(t["one_core"]), t["basis"],
+                {True: "**met**", False: "**not met**", None: "n/a"}[t["pass"]]))
+        p("")
+        p(report.SINGLE_BASIS)
+        p("")
+
+
 def w7_section(p, data, made):
     """The W7 table, its target and its connection curve."""
     rows, curve = data.get("w7_rows") or [], data.get("w7_scale") or {}
@@ -389,7 +444,8 @@ def main():
     wls = [w for w in report.WORKLOADS + report.WS_BENCH if w in rows]
     wls += sorted(w for w in rows if w not in wls)
     conns, bodies, body_errors = scaling(resdir)
-    made = charts(resdir, wls, rows, conns, bodies)
+    onecore = by_workload(data.get("onecore_rows") or [])
+    made = charts(resdir, wls, rows, conns, bodies, onecore)
     w7png = w7_chart(resdir, data.get("w7_rows") or [], data.get("w7_scale") or {})
     if w7png:
         made.append(w7png)
@@ -442,15 +498,7 @@ def main():
         servers = [s for s in servers if any(s in rows[w] for w in order)]
         p("## %s" % title)
         p("")
-        table_head(p, ["workload", "unit"] + [LABEL[s] for s in servers] + [n for _, n in ratios])
-        for wl in order:
-            m = rows[wl].get("mustang", {})
-            p("| %s %s | %s | %s | %s |" % (
-                wl, DESC.get(wl, ""), unit_of(wl)[1],
-                " | ".join(cell(rows[wl].get(s), wl) for s in servers),
-                " | ".join(xfmt(m.get(k), k == "x_cowboy" and m.get("x_cowboy_scaled"))
-                           for k, _ in ratios)))
-        p("")
+        ratio_table(p, order, rows, servers, ratios)
         lat = [w for w in order if any(r.get("p99_ms") is not None for r in rows[w].values())]
         if lat:
             p("p99 latency, ms (median of the rounds; wrk `--latency`, wsload; h2load gives none):")
@@ -464,6 +512,7 @@ def main():
     w7_section(p, data, made)
     image(p, made, "throughput.png", "throughput per workload")
     image(p, made, "p99.png", "p99 per workload")
+    onecore_section(p, data, onecore, made)
     if conns:
         ns = sorted(conns)
         ss = [s for s in SERVERS if any(s in conns[n] for n in ns)]
@@ -527,6 +576,8 @@ def main():
     errs = ["%s %s: %s" % (r["workload"], r["server"], report.errors_text(r))
             for r in data["rows"] + data["ws_rows"] + data.get("w7_rows", [])
             if r.get("errors") or r.get("failed")]
+    errs += ["%s %s (one core): %s" % (r["workload"], r["server"], report.errors_text(r))
+             for r in data.get("onecore_rows") or [] if r.get("errors") or r.get("failed")]
     incidents = []
     try:
         with open(os.path.join(resdir, "incidents.txt")) as f:

@@ -6,7 +6,9 @@ PASS/FAIL lines (stdlib only).
 
 Raw files are named <workload>-<server>.r<round>.txt (wrk for W1*, h2load
 for W2*, W3*, W4*, curl for W5*, bench/wsload for W6* and, with -mode
-paced, W7; W7's connection curve is scaling/w7-<conns>-<server>.txt). Servers: "nginx",
+paced, W7; W7's connection curve is scaling/w7-<conns>-<server>.txt; the
+one-core phase's (BENCH_PIN) are onecore/<workload>-<server>.r<round>.txt,
+client and server on one CPU). Servers: "nginx",
 "mustang" (MUSTANG_REQUEST_PROCESS=false), "mustang-rp"
 (MUSTANG_REQUEST_PROCESS=true) and "wsref" (the Websocket reference server).
 With BASELINE_DIR (an earlier results directory, e.g. the previous commit's
@@ -100,6 +102,14 @@ SERVER_LABEL = {
     "elli": "elli 3.3",
     "wsref": "reference",
 }
+# The single-connection rows, run again in the one-core phase (bench/run.sh
+# BENCH_PIN: each server alone under taskset -c N, the client on N too), and
+# the issue's targets on them: (workload, peer, Mustang / peer at least).
+SINGLE = ["W1a", "W2b", "W3a", "W4a", "W6a"]
+SINGLE_TARGETS = [("W1a", "cowboy", 1.5), ("W1a", "elli", 1.2), ("W2b", "cowboy", 1.5),
+                  ("W4a", "cowboy", 1.3), ("W6a", "cowboy", 1.3)]
+SINGLE_BASIS = ("The checks use the one-core figures when the one-core phase ran (BENCH_PIN:"
+                " they are the reproducible ones), else the kernel-placed ones.")
 # Figures whose spread (min-max over the rounds) the report shows.
 SPREAD_KEYS = ("req_s", "mb_s", "frames_s", "seconds", "p99_ms")
 # The peers measured in the same run (bench/run.sh, MUSTANG_PEERS).
@@ -314,6 +324,9 @@ def load(resdir):
         m = re.search(r"^# exit: (\d+)", text, re.M)
         if m and m.group(1) != "0":
             r["errors"].append("exit %s" % m.group(1))
+        m = re.search(r"^# placement: (.+)$", text, re.M)
+        if m:
+            r["placement"] = m.group(1).strip()
         if ("req_s" not in r and "seconds" not in r and "frames_s" not in r
                 and not r["errors"]):
             r["errors"].append("no result parsed")
@@ -338,10 +351,25 @@ def load(resdir):
                     if key in SPREAD_KEYS:
                         merged.setdefault("min", {})[key] = min(vals)
                         merged.setdefault("max", {})[key] = max(vals)
-                elif key in ("extensions", "failure_text"):
+                elif key in ("extensions", "failure_text", "placement"):
                     merged[key] = next(r[key] for r in rs if key in r)
             results.setdefault(wl, {})[server] = merged
     return results
+
+
+def header(p, hdr):
+    """A text table's header line and its rule."""
+    p(hdr)
+    p("-" * len(hdr))
+
+
+def present(results, order, servers):
+    """(workload, server, row) for each row of results, in that order."""
+    for wl in order:
+        for s in servers:
+            r = results.get(wl, {}).get(s)
+            if r is not None:
+                yield wl, s, r
 
 
 def fmt(v, spec, none="-"):
@@ -525,30 +553,25 @@ def main():
     rows = []
     http_order = [w for w in WORKLOADS if w in results] + sorted(set(http_wls) - set(WORKLOADS))
     if http_order:
-        p(hdr)
-        p("-" * len(hdr))
-    for wl in http_order:
-        for s in servers:
-            r = results.get(wl, {}).get(s)
-            if r is None:
-                continue
-            mine = s.startswith("mustang")
-            xn = x_nginx(wl, r) if mine else None
-            xc = x_cowboy(wl, r) if mine else None
-            xe = x_peer(results, wl, s, "elli") if mine else None
-            xb = base_ratio(base, wl, s, r)
-            scaled = xc is not None and wl not in measured
-            rows.append({"workload": wl, "server": s, **r, "x_nginx": xn, "x_cowboy": xc,
-                         "x_cowboy_scaled": scaled, "x_elli": xe, "x_base": xb})
-            sec = r.get("seconds")
-            p("%-5s %-15s %9s %-13s %8s %8s %13s %8s %6s %6s%s  %s" % (
-                wl, SERVER_LABEL.get(s, s), fmt(r.get("req_s"), ".0f"),
-                spread(r, ".0f") if sec is None else "", fmt(r.get("mb_s"), ".1f"),
-                fmt(r.get("p99_ms"), ".3f"),
-                "-" if sec is None else "%.3f %s" % (sec, spread(r, ".2f")),
-                fmt(xc, ".2f") + ("*" if scaled else ""), fmt(xe, ".2f"), fmt(xn, ".2f"),
-                " %7s" % fmt(xb, ".2f") if base is not None else "",
-                errors_text(r)))
+        header(p, hdr)
+    for wl, s, r in present(results, http_order, servers):
+        mine = s.startswith("mustang")
+        xn = x_nginx(wl, r) if mine else None
+        xc = x_cowboy(wl, r) if mine else None
+        xe = x_peer(results, wl, s, "elli") if mine else None
+        xb = base_ratio(base, wl, s, r)
+        scaled = xc is not None and wl not in measured
+        rows.append({"workload": wl, "server": s, **r, "x_nginx": xn, "x_cowboy": xc,
+                     "x_cowboy_scaled": scaled, "x_elli": xe, "x_base": xb})
+        sec = r.get("seconds")
+        p("%-5s %-15s %9s %-13s %8s %8s %13s %8s %6s %6s%s  %s" % (
+            wl, SERVER_LABEL.get(s, s), fmt(r.get("req_s"), ".0f"),
+            spread(r, ".0f") if sec is None else "", fmt(r.get("mb_s"), ".1f"),
+            fmt(r.get("p99_ms"), ".3f"),
+            "-" if sec is None else "%.3f %s" % (sec, spread(r, ".2f")),
+            fmt(xc, ".2f") + ("*" if scaled else ""), fmt(xe, ".2f"), fmt(xn, ".2f"),
+            " %7s" % fmt(xb, ".2f") if base is not None else "",
+            errors_text(r)))
     p("")
     if http_order:
         rounds = max((r.get("rounds", 1) for servers in results.values() for r in servers.values()), default=1)
@@ -652,12 +675,18 @@ def main():
         p("")
 
     ws_rows = ws_report(p, resdir, results, base, basedir, scale_for, fallbacks)
+    onedir = os.path.join(resdir, "onecore")
+    one = load(onedir) if os.path.isdir(onedir) else {}
+    onecore_rows, onecore_cpu = onecore_report(p, one)
+    single = single_targets(p, results, one)
     w7_rows, w7_target, w7_scale = w7_report(p, resdir, results)
 
     with open(os.path.join(resdir, "results.json"), "w") as f:
         json.dump({"nginx_w1c": ngx_w1c, "scale": scale, "nginx_w2a": ngx_w2a,
                    "scale_h2": scale_h2, "rows": rows, "ws_rows": ws_rows,
                    "w7_rows": w7_rows, "w7_target": w7_target, "w7_scale": w7_scale,
+                   "onecore_rows": onecore_rows, "onecore_cpu": onecore_cpu,
+                   "single_targets": single,
                    "baseline": basedir, "acceptance": verdicts}, f, indent=1)
     print("\n".join(out))
 
@@ -705,34 +734,29 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
            % ("work", "server", "frames/s", "min-max", "MB/s", "p50 ms", "p99 ms", "x ref",
               "x h1", "x Cowboy", bcol, "errors"))
     p("Websocket (bench/wsload; rows without deflate unless named -deflate; HTTP/1.1 unless -h2):")
-    p(hdr)
-    p("-" * len(hdr))
+    header(p, hdr)
     rows = []
-    for wl in order:
-        for s in ws_servers:
-            r = results[wl].get(s)
-            if r is None:
-                continue
-            ref = fig(wl, "wsref")
-            v = fig(wl, s)
-            xr = v / ref if (s == "mustang" and ref and v) else None
-            xh = None
-            if "-h2-" in wl:
-                h1 = fig(wl.replace("-h2-", "-h1-"), s)
-                xh = v / h1 if (h1 and v) else None
-            xc = x_cowboy(wl, r) if s == "mustang" else None
-            scaled = xc is not None and wl not in measured
-            xb = base_ratio(base, wl, s, r)
-            name = wl if wl not in WS_BENCH_DESC else "%s %s" % (wl, WS_BENCH_DESC[wl])
-            rows.append({"workload": wl, "server": s, **r, "x_ref": xr, "x_h1": xh,
-                         "x_cowboy": xc, "x_cowboy_scaled": scaled, "x_base": xb})
-            p("%-30s %-9s %9s %-13s %8s %8s %8s %6s %6s %9s%s  %s" % (
-                name[:30], WS_LABEL.get(s, s), fmt(r.get("frames_s"), ".0f"), spread(r, ".0f"),
-                fmt(r.get("mb_s"), ".1f"), fmt(r.get("p50_ms"), ".3f"),
-                fmt(r.get("p99_ms"), ".3f"), fmt(xr, ".2f"), fmt(xh, ".2f"),
-                fmt(xc, ".2f") + ("*" if scaled else ""),
-                " %6s" % fmt(xb, ".2f") if base is not None else "",
-                errors_text(r)))
+    for wl, s, r in present(results, order, ws_servers):
+        ref = fig(wl, "wsref")
+        v = fig(wl, s)
+        xr = v / ref if (s == "mustang" and ref and v) else None
+        xh = None
+        if "-h2-" in wl:
+            h1 = fig(wl.replace("-h2-", "-h1-"), s)
+            xh = v / h1 if (h1 and v) else None
+        xc = x_cowboy(wl, r) if s == "mustang" else None
+        scaled = xc is not None and wl not in measured
+        xb = base_ratio(base, wl, s, r)
+        name = wl if wl not in WS_BENCH_DESC else "%s %s" % (wl, WS_BENCH_DESC[wl])
+        rows.append({"workload": wl, "server": s, **r, "x_ref": xr, "x_h1": xh,
+                     "x_cowboy": xc, "x_cowboy_scaled": scaled, "x_base": xb})
+        p("%-30s %-9s %9s %-13s %8s %8s %8s %6s %6s %9s%s  %s" % (
+            name[:30], WS_LABEL.get(s, s), fmt(r.get("frames_s"), ".0f"), spread(r, ".0f"),
+            fmt(r.get("mb_s"), ".1f"), fmt(r.get("p50_ms"), ".3f"),
+            fmt(r.get("p99_ms"), ".3f"), fmt(xr, ".2f"), fmt(xh, ".2f"),
+            fmt(xc, ".2f") + ("*" if scaled else ""),
+            " %6s" % fmt(xb, ".2f") if base is not None else "",
+            errors_text(r)))
     p("")
     rounds = max((r.get("rounds", 1) for w in order for r in results[w].values()), default=1)
     p("Medians of %d round(s) (BENCH_ROUNDS)." % rounds)
@@ -785,6 +809,75 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
     return rows
 
 
+def onecore_report(p, one):
+    """The one-core phase's table (bench/run.sh BENCH_PIN): the same figures
+    as the kernel-placed tables, with Mustang's ratios to each server
+    measured in that phase. Returns its rows and the CPU ("0"), or None."""
+    order = [w for w in SINGLE if w in one] + sorted(set(one) - set(SINGLE))
+    if not order:
+        return [], None
+    places = {r.get("placement") for w in order for r in one[w].values()} - {None}
+    cpus = sorted(m.group(1) for m in (re.search(r"cpu=(\S+)", x) for x in places) if m)
+    cpu = ",".join(cpus) if cpus else None
+    servers = [s for s in SERVER_ORDER + ["wsref"] if any(s in one[w] for w in order)]
+    servers += sorted({s for w in order for s in one[w]} - set(servers))
+    hdr = ("%-5s %-15s %9s %-8s %-13s %8s %8s %8s %6s %6s %6s  %s"
+           % ("work", "server", "median", "unit", "min-max", "MB/s", "p99 ms", "x Cowboy",
+              "x Elli", "x nginx", "x ref", "errors"))
+    p("Single connection, one core (client and server on CPU %s, BENCH_PIN):" % (cpu or "?"))
+    header(p, hdr)
+    rows = []
+    for wl, s, r in present(one, order, servers):
+        mine = s == "mustang"
+        xs = {k: x_peer(one, wl, s, peer) if mine else None
+              for k, peer in (("x_cowboy", "cowboy"), ("x_elli", "elli"), ("x_nginx", "nginx"),
+                              ("x_ref", "wsref"))}
+        rows.append({"workload": wl, "server": s, **r, **xs})
+        key, v = main_figure(r)
+        p("%-5s %-15s %9s %-8s %-13s %8s %8s %8s %6s %6s %6s  %s" % (
+            wl, SERVER_LABEL.get(s, s), fmt(v, ".0f"),
+            {"frames_s": "frames/s", "req_s": "req/s", "seconds": "s"}.get(key, "-"),
+            spread(r, ".0f"), fmt(r.get("mb_s"), ".1f"), fmt(r.get("p99_ms"), ".3f"),
+            fmt(xs["x_cowboy"], ".2f"), fmt(xs["x_elli"], ".2f"), fmt(xs["x_nginx"], ".2f"),
+            fmt(xs["x_ref"], ".2f"), errors_text(r)))
+    p("")
+    rounds = max((r.get("rounds", 1) for w in order for r in one[w].values()), default=1)
+    p("Medians of %d round(s); in each round every server ran alone, started under taskset -c %s"
+      " (a VM then runs one scheduler), with the client on the same CPU; server order rotated."
+      " Ratios: Mustang's median / the other server's median in this phase." % (rounds, cpu or "?"))
+    p("")
+    return rows, cpu
+
+
+def single_targets(p, results, one):
+    """The issue's single-connection targets (SINGLE_TARGETS), each with its
+    kernel-placed ratio (the interleaved rounds) and its one-core ratio; the
+    check is on the one-core ratio when the one-core phase ran that workload,
+    else on the kernel-placed one. Returns one dict per target."""
+    out = []
+    todo = [t for t in SINGLE_TARGETS if t[0] in results or t[0] in one]
+    if not todo:
+        return out
+    p("Single-connection targets, mustang (Mustang / peer, medians; kernel-placed: the"
+      " interleaved rounds; one-core: BENCH_PIN):")
+    for wl, peer, goal in todo:
+        kernel = x_peer(results, wl, "mustang", peer)
+        onec = x_peer(one, wl, "mustang", peer)
+        basis = "one-core" if wl in one else "kernel-placed"
+        x = onec if basis == "one-core" else kernel
+        ok = None if x is None else x >= goal
+        out.append({"workload": wl, "peer": peer, "goal": goal, "kernel": kernel,
+                    "one_core": onec, "basis": basis, "pass": ok})
+        p("  [%s] %-38s kernel-placed %s, one-core %s: checked on %s" % (
+            "n/a " if ok is None else ("PASS" if ok else "FAIL"),
+            "%s >= %.1fx %s" % (wl, goal, SERVER_LABEL.get(peer, peer)),
+            fmt(kernel, ".2f", "-") + ("x" if kernel is not None else ""),
+            fmt(onec, ".2f", "-") + ("x" if onec is not None else ""), basis))
+    p("  " + SINGLE_BASIS)
+    p("")
+    return out
+
+
 def failures_text(r):
     """A W7 row's failed requests: count and kinds, e.g. "12 (timeout 10, reset 2)"."""
     n = r.get("failures")
@@ -827,8 +920,7 @@ def w7_report(p, resdir, results):
               "failed requests", "srv CPU", "cli CPU", "load", "errors"))
     p("W7 paced latency (wsload -mode paced: keep-alive HTTP/1.1, each connection GET /sleep"
       " once a second; latency from the scheduled send time):")
-    p(hdr)
-    p("-" * len(hdr))
+    header(p, hdr)
     for s in servers:
         r = res[s]
         rows.append({"workload": "W7", "server": s, **r})

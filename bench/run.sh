@@ -17,6 +17,9 @@
 # scaling curves of bench/scaling.sh (connections 1 to 10,000; body size
 # 1 KiB to 1 GiB). Raw outputs, logs and reports go to _bench/results-<stamp>/;
 # BENCH_PUBLISH=1 copies the report and charts to bench/results/.
+# Then the one-core phase (BENCH_PIN): the single-connection workloads
+# again, each server started alone under `taskset -c $BENCH_PIN` and the
+# client on the same CPU (raw outputs in onecore/), BENCH_PIN_ROUNDS rounds.
 # One benchmark at a time on the machine: the script holds
 # /tmp/mustang-bench.lock (shared by every checkout) for its whole run.
 #
@@ -33,6 +36,11 @@
 #   BENCH_WORKLOADS="W1a W1b W1c W2a W2b W3a W3b W4a W4b W5a W5b W5c W6a ... W6f W7"
 #                             subset to run; add W5lin for bench/h2_linear.sh
 #   BENCH_ROUNDS=3            interleaved rounds; the report shows medians and min-max
+#   BENCH_PIN=0               the one-core phase after the rounds: W1a W2b W3a W4a W6a
+#                             (those selected) with each server VM started under
+#                             `taskset -c $BENCH_PIN` (it then runs one scheduler) and the
+#                             client on that CPU too; "none": no such phase
+#   BENCH_PIN_ROUNDS=BENCH_ROUNDS (Q 1)  rounds of the one-core phase
 #   BENCH_W7_CONNS=10000 BENCH_W7_SECONDS=30 BENCH_W7_WARMUP=5 BENCH_W7_CONNECT_RATE=2000
 #                             W7 (paced GET /sleep, wsload -mode paced): connections, measured
 #                             and warm-up seconds, connections opened per second
@@ -80,6 +88,7 @@ if [[ "$QUICK" == 1 ]]; then
   : "${BENCH_W2B_REQUESTS:=10000}" "${BENCH_W3_REQUESTS:=1000}" "${BENCH_W4_REQUESTS:=1000}"
   : "${BENCH_WORKLOADS:=W1a W1c W2a W2b W3b W4a W6a W6b}" "${BENCH_MODES:=false}"
   : "${BENCH_WS_DURATION:=2s}" "${BENCH_WS_WARMUP:=0}" "${BENCH_SCALING:=0}" "${BENCH_GAP:=0.2}"
+  : "${BENCH_PIN_ROUNDS:=1}"
 fi
 DUR=${BENCH_DURATION:-10s}
 WARMUP=${BENCH_WARMUP:-2s}
@@ -109,6 +118,8 @@ W7_WARMUP=${BENCH_W7_WARMUP:-5}
 W7_CONNECT_RATE=${BENCH_W7_CONNECT_RATE:-2000}
 W7_SCALE=${BENCH_W7_SCALE:-1000 5000 10000}
 W7_SCALE_SECONDS=${BENCH_W7_SCALE_SECONDS:-15}
+PIN=${BENCH_PIN:-0}
+PIN_ROUNDS=${BENCH_PIN_ROUNDS:-$ROUNDS}
 # The peers: ../shared/peers when it exists; MUSTANG_PEERS=none runs without.
 if [[ -z "${MUSTANG_PEERS:-}" && -x "$ROOT/../shared/peers/start.sh" ]]; then
   MUSTANG_PEERS=$(cd "$ROOT/../shared/peers" && pwd)
@@ -184,6 +195,15 @@ for v in "$W7_CONNS" "$W7_SECONDS" "$W7_WARMUP" "$W7_CONNECT_RATE" $W7_SCALE_SEC
   [[ "$v" =~ ^[0-9]+$ ]] || die "BENCH_W7_*: expected whole numbers, got '$v'"
 done
 [[ "$W7_SCALE" == none ]] && W7_SCALE=""
+# The one-core phase: the single-connection workloads selected, in run order.
+PIN_ORDER=()
+if [[ "$PIN" != none ]]; then
+  [[ "$PIN" =~ ^[0-9]+$ ]] || die "BENCH_PIN: a CPU number or none, got '$PIN'"
+  [[ "$PIN_ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_PIN_ROUNDS: a number of rounds, got '$PIN_ROUNDS'"
+  command -v taskset >/dev/null || die "taskset not found (BENCH_PIN; BENCH_PIN=none runs without the one-core phase)"
+  taskset -c "$PIN" true 2>/dev/null || die "BENCH_PIN: CPU $PIN is not available here (taskset -c $PIN failed)"
+  for w in W1a W2b W3a W4a W6a; do want "$w" && PIN_ORDER+=("$w"); done
+fi
 
 mkdir -p "$WORK"
 take_bench_lock
@@ -226,6 +246,13 @@ want_any W5a W5b W5c && make_file "$W5_FILE" "$W5_BYTES"
 
 # --- process handling ---------------------------------------------------------
 FAILED_RUNS=0
+# Where the rounds' raw outputs and server logs go, and how their processes
+# are placed: the one-core phase sets OUT=$RES/onecore, PIN_CMD=(taskset -c
+# N), which prefixes every server and client command, and PLACEMENT, which
+# each raw output records.
+OUT=$RES
+PIN_CMD=()
+PLACEMENT=""
 source "$ROOT/bench/servers.sh"
 
 cleanup() {
@@ -244,8 +271,9 @@ trap 'exit 143' TERM
 run_tool() {
   local out=$1 limit=$2 rc=0
   shift 2
-  echo "# cmd: $*" >"$out"
-  run_bg "$out" "$limit" "$@" || rc=$?
+  echo "# cmd: ${PIN_CMD[*]:+${PIN_CMD[*]} }$*" >"$out"
+  [[ -z "$PLACEMENT" ]] || echo "# placement: $PLACEMENT" >>"$out"
+  run_bg "$out" "$limit" "${PIN_CMD[@]}" "$@" || rc=$?
   echo "# exit: $rc" >>"$out"
   if ((rc != 0)); then
     FAILED_RUNS=$((FAILED_RUNS + 1))
@@ -266,10 +294,10 @@ WRK_LIMIT=$(($(dur_s "$DUR") + 60))
 wrk_run() { # id server port
   local id=$1 server=$2 port=$3 t=2 c
   case $id in W1a) t=1; c=1 ;; W1b) c=10 ;; W1c) c=100 ;; esac
-  say "$id $server: wrk -t$t -c$c -d$DUR (round $ROUND)"
-  run_tool "$RES/$id-$server.r$ROUND.txt" "$WRK_LIMIT" \
+  say "$id $server: wrk -t$t -c$c -d$DUR (round $ROUND${PLACEMENT:+, $PLACEMENT})"
+  run_tool "$OUT/$id-$server.r$ROUND.txt" "$WRK_LIMIT" \
     wrk "-t$t" "-c$c" "-d$DUR" --latency "http://$HOST:$port/"
-  grep -E '^(Requests/sec|Transfer/sec)|^ +99%' "$RES/$id-$server.r$ROUND.txt" | sed 's/^ */    /' || true
+  grep -E '^(Requests/sec|Transfer/sec)|^ +99%' "$OUT/$id-$server.r$ROUND.txt" | sed 's/^ */    /' || true
 }
 
 h2load_run() { # id server port: W2a W2b (h2c hello), W3a W3b (h1 bodies), W4a W4b (h2c bodies)
@@ -282,15 +310,15 @@ h2load_run() { # id server port: W2a W2b (h2c hello), W3a W3b (h1 bodies), W4a W
     W4a) args=(-c1 -m1 -n "$W4_N" -d "$BODY" "http://$HOST:$port/read_body") ;;
     W4b) args=(-c10 -m1 -n "$W4_N" -d "$BODY" "http://$HOST:$port/read_body") ;;
   esac
-  say "$id $server: h2load ${args[*]/#$WORK\//} (round $ROUND)"
-  run_tool "$RES/$id-$server.r$ROUND.txt" 300 h2load "${args[@]}"
-  grep -E '^(finished in|requests:|status codes:|Application protocol:)' "$RES/$id-$server.r$ROUND.txt" | sed 's/^/    /' || true
+  say "$id $server: h2load ${args[*]/#$WORK\//} (round $ROUND${PLACEMENT:+, $PLACEMENT})"
+  run_tool "$OUT/$id-$server.r$ROUND.txt" 300 h2load "${args[@]}"
+  grep -E '^(finished in|requests:|status codes:|Application protocol:)' "$OUT/$id-$server.r$ROUND.txt" | sed 's/^/    /' || true
 }
 
 # W5a (HTTP/1.1), W5b (h2c prior knowledge), W5c (h2 over TLS, ALPN): one
 # timed upload of $W5_FILE to the server's /read_body.
 upload_w5() { # id server port
-  local id=$1 server=$2 port=$3 out="$RES/$1-$2.r$ROUND.txt" rc=0 args version tls=$DEMO_TLS_PORT
+  local id=$1 server=$2 port=$3 out="$OUT/$1-$2.r$ROUND.txt" rc=0 args version tls=$DEMO_TLS_PORT
   [[ $server == mustang-rp ]] && tls=$RP_TLS_PORT
   case $id in
     W5a) version=1.1; args=(-H 'Expect:' -X POST -T "$W5_FILE" "http://$HOST:$port/read_body") ;;
@@ -363,9 +391,9 @@ ws_run() {
     args+=(-deflate)
     [[ $server == mustang* ]] && path=$WS_DEFLATE_PATH
   fi
-  say "$id $server: wsload ${args[*]} (round $ROUND)"
-  run_tool "$RES/$id-$server.r$ROUND.txt" "$WS_LIMIT" "$WSLOAD" -url "ws://$HOST:$port$path" "${args[@]}"
-  grep '^{' "$RES/$id-$server.r$ROUND.txt" | "$PY" -c 'import json,sys
+  say "$id $server: wsload ${args[*]} (round $ROUND${PLACEMENT:+, $PLACEMENT})"
+  run_tool "$OUT/$id-$server.r$ROUND.txt" "$WS_LIMIT" "$WSLOAD" -url "ws://$HOST:$port$path" "${args[@]}"
+  grep '^{' "$OUT/$id-$server.r$ROUND.txt" | "$PY" -c 'import json,sys
 for l in sys.stdin:
     d = json.loads(l)
     print("    %s frames/s, %s MB/s, p99 %s us, errors %s %s" % (d.get("frames_s"), d.get("mb_s"),
@@ -374,7 +402,7 @@ for l in sys.stdin:
 
 warmup() { # port
   [[ "$WARMUP" == 0 || "$WARMUP" == 0s ]] && return 0
-  run_bg /dev/null 60 wrk -t2 -c10 "-d$WARMUP" "http://$HOST:$1/" || true
+  run_bg /dev/null 60 "${PIN_CMD[@]}" wrk -t2 -c10 "-d$WARMUP" "http://$HOST:$1/" || true
 }
 
 # server_alive <server>: a server that exited under the benchmark is a
@@ -390,12 +418,12 @@ server_alive() {
   RESTARTS[$s]=$((n + 1))
   FAILED_RUNS=$((FAILED_RUNS + 1))
   if ((n == MAX_RESTARTS)); then
-    echo "round ${ROUND:-?}, before ${CUR_WL:-?}: $s (pid ${PIDS[$s]}) exited again: skipping its remaining runs (see $s's log)" >>"$RES/incidents.txt"
-    say "  $s exited again; skipping its remaining runs; see its log in $RES"
+    echo "round ${ROUND:-?}${PLACEMENT:+ ($PLACEMENT)}, before ${CUR_WL:-?}: $s (pid ${PIDS[$s]}) exited again: skipping its remaining runs (see $s's log)" >>"$RES/incidents.txt"
+    say "  $s exited again; skipping its remaining runs; see its log in $OUT"
     return 1
   fi
-  echo "round ${ROUND:-?}, before ${CUR_WL:-?}: $s (pid ${PIDS[$s]}) had exited (crash or killed; see its log): restarted" >>"$RES/incidents.txt"
-  say "  $s (pid ${PIDS[$s]}) exited (see its log in $RES): restarting it"
+  echo "round ${ROUND:-?}${PLACEMENT:+ ($PLACEMENT)}, before ${CUR_WL:-?}: $s (pid ${PIDS[$s]}) had exited (crash or killed; see its log): restarted" >>"$RES/incidents.txt"
+  say "  $s (pid ${PIDS[$s]}) exited (see its log in $OUT): restarting it"
   restart_server "$s"
 }
 
@@ -481,6 +509,12 @@ done
     echo "go: $("$(go_cmd)" version 2>/dev/null || echo '?')"
   fi
   echo "baseline: ${BASELINE:-none}"
+  echo "BENCH_PIN=$PIN BENCH_PIN_ROUNDS=$PIN_ROUNDS"
+  if ((${#PIN_ORDER[@]})); then
+    echo "one-core phase: ${PIN_ORDER[*]} (each server alone under taskset -c $PIN, the client too)"
+  else
+    echo "one-core phase: none"
+  fi
 } >"$RES/meta.txt"
 say "results in $RES"
 
@@ -513,6 +547,42 @@ if [[ "$SCALING" == 1 ]]; then
   scale_bodies
   SCALING_SECONDS=$((SECONDS - t0))
 fi
+
+# --- the one-core phase (BENCH_PIN): the single-connection rows again ------------------
+# Left to the kernel, each VM falls into a fast or a slow mode on these rows
+# (its scheduler on the client's core or not) and keeps it. Here each server
+# starts alone under `taskset -c $PIN`, so that the VM sees one CPU and runs
+# one scheduler, as on a one-core machine; the client runs on that CPU too.
+# Never re-pinned at run time: two schedulers would then share one core.
+if ((${#PIN_ORDER[@]})); then
+  declare -A PIN_SERVES=()   # server -> its single-connection workloads
+  for wl in "${PIN_ORDER[@]}"; do
+    for s in $(servers_for "$wl"); do [[ $s == mustang-rp ]] || PIN_SERVES[$s]+=" $wl"; done
+  done
+  PIN_SERVERS=()
+  for s in mustang cowboy elli nginx wsref; do [[ -n "${PIN_SERVES[$s]:-}" ]] && PIN_SERVERS+=("$s"); done
+  stop_servers
+  OUT="$RES/onecore"
+  mkdir -p "$OUT"
+  PIN_CMD=(taskset -c "$PIN")
+  PLACEMENT="one-core cpu=$PIN"
+  START_SKIP=1
+  t0=$SECONDS
+  for ROUND in $(seq 1 "$PIN_ROUNDS"); do
+    for s in $(rotate $((ROUND - 1)) "${PIN_SERVERS[@]}"); do
+      if start_server "$s"; then
+        [[ $s == wsref ]] || warmup "$(port_for "$s" W1a)"
+        for wl in ${PIN_SERVES[$s]}; do run_one "$wl" "$s"; done
+      fi
+      stop_servers
+    done
+  done
+  PIN_SECONDS=$((SECONDS - t0))
+  OUT=$RES
+  PIN_CMD=()
+  PLACEMENT=""
+  START_SKIP=0
+fi
 stop_servers
 
 # --- W5lin: upload time against body size (its own demo starts) ----------------------
@@ -526,7 +596,7 @@ fi
 
 # --- report -------------------------------------------------------------------------
 {
-  echo "elapsed: $((SECONDS - LOCKED_AT)) s in all (setup and build included; $LOCKED_AT s of waiting for the lock before), $ROUNDS_SECONDS s of rounds${SCALING_SECONDS:+, $SCALING_SECONDS s of scaling curves}"
+  echo "elapsed: $((SECONDS - LOCKED_AT)) s in all (setup and build included; $LOCKED_AT s of waiting for the lock before), $ROUNDS_SECONDS s of rounds${SCALING_SECONDS:+, $SCALING_SECONDS s of scaling curves}${PIN_SECONDS:+, $PIN_SECONDS s of the one-core phase}"
   if ((${#WS_SELECTED[@]})); then
     echo "websocket: $WS_SECONDS s of wsload runs (reference server and demo)"
   fi

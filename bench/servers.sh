@@ -7,9 +7,27 @@
 # VM serves both the "cowboy" ports).
 #
 # Needs from run.sh: HOST, the *_PORT variables, NGX, RES, DEMO_CMD, PEERS,
-# WSREF, WSREF_LIB, WSREF_PORT, ROOT; lib.sh's say/die/wait_http/port_open.
+# WSREF, WSREF_LIB, WSREF_PORT, ROOT; lib.sh's say/die/wait_http/port_open;
+# OUT (where the servers' logs go), PIN_CMD (empty, or `taskset -c N` in the
+# one-core phase: it prefixes every server command, so that the server
+# starts on that CPU and sizes itself for one) and START_SKIP (1 in the
+# one-core phase: a server that does not start is an incident, not the end
+# of the run).
 
 declare -A PIDS=()
+
+# start_failed <message>: a server that did not start ends the run; in the
+# one-core phase (START_SKIP=1) it is a failed run and an incident, and the
+# caller skips that server's runs.
+start_failed() {
+  if [[ "${START_SKIP:-0}" != 1 ]]; then
+    die "$1"
+  fi
+  FAILED_RUNS=$((FAILED_RUNS + 1))
+  echo "round ${ROUND:-?}${PLACEMENT:+ ($PLACEMENT)}: $1: its runs of this round skipped" >>"$RES/incidents.txt"
+  say "  $1: skipping its runs of this round"
+  return 1
+}
 
 free_ports() { # what port...: dies when one is already taken
   local what=$1 p
@@ -24,32 +42,37 @@ start_nginx() {
   free_ports "nginx, BENCH_NGINX_PORT / BENCH_NGINX_H2_PORT" "$NGINX_PORT" "$NGINX_H2_PORT"
   rm -rf "$NGX"
   mkdir -p "$NGX/logs" "$NGX/tmp"
-  sed -e "s|@DIR@|$NGX|g" -e "s|@PORT@|$NGINX_PORT|g" -e "s|@H2PORT@|$NGINX_H2_PORT|g" bench/nginx.conf >"$NGX/nginx.conf"
+  # on one CPU (the one-core phase), one worker: what `worker_processes
+  # auto` gives on a one-core machine, as the VMs size themselves
+  local workers=2
+  ((${#PIN_CMD[@]})) && workers=1
+  sed -e "s|@DIR@|$NGX|g" -e "s|@PORT@|$NGINX_PORT|g" -e "s|@H2PORT@|$NGINX_H2_PORT|g" \
+    -e "s|^worker_processes 2;|worker_processes $workers;|" bench/nginx.conf >"$NGX/nginx.conf"
   nginx -t -q -p "$NGX/" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" \
     || die "nginx config test failed"
-  nginx -p "$NGX/" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" \
+  "${PIN_CMD[@]}" nginx -p "$NGX/" -c "$NGX/nginx.conf" -e "$NGX/logs/error.log" \
     </dev/null >"$NGX/logs/stdout.log" 2>&1 &
   PIDS[nginx]=$!
   wait_http "http://$HOST:$NGINX_PORT/" "${PIDS[nginx]}" nginx "$NGX/logs/error.log" \
-    || die "nginx did not start"
-  say "nginx up on $HOST:$NGINX_PORT, h2c on $HOST:$NGINX_H2_PORT (pid ${PIDS[nginx]})"
+    || { start_failed "nginx did not start"; return 1; }
+  say "nginx up on $HOST:$NGINX_PORT, h2c on $HOST:$NGINX_H2_PORT, $workers worker(s) (pid ${PIDS[nginx]})"
 }
 
 # start_demo <server> <request_process> <port> <tls port>
 start_demo() {
-  local server=$1 rp=$2 port=$3 tls=$4 logf="$RES/demo-rp_$2.log"
+  local server=$1 rp=$2 port=$3 tls=$4 logf="$OUT/demo-rp_$2.log"
   free_ports "the Mustang demo, BENCH_PORT / BENCH_TLS_PORT / BENCH_RP_PORT / BENCH_RP_TLS_PORT" "$port" "$tls"
   PORT=$port TLS_PORT=$tls MUSTANG_MAX_KEEPALIVE=infinity \
-    MUSTANG_REQUEST_PROCESS=$rp "$DEMO_CMD" </dev/null >>"$logf" 2>&1 &
+    MUSTANG_REQUEST_PROCESS=$rp "${PIN_CMD[@]}" "$DEMO_CMD" </dev/null >>"$logf" 2>&1 &
   PIDS[$server]=$!
   wait_http "http://$HOST:$port/" "${PIDS[$server]}" "mustang demo" "$logf" \
-    || die "the Mustang demo is not serving http://$HOST:$port/ (see $logf)"
+    || { start_failed "the Mustang demo is not serving http://$HOST:$port/ (see $logf)"; return 1; }
   say "mustang demo up on $HOST:$port, MUSTANG_REQUEST_PROCESS=$rp (pid ${PIDS[$server]})"
 }
 
 # start_peer cowboy|elli: $PEERS/start.sh in the foreground (it execs the VM).
 start_peer() {
-  local name=$1 logf="$RES/$1.log" port
+  local name=$1 logf="$OUT/$1.log" port
   case $name in
     cowboy)
       free_ports "Cowboy, ../shared/peers (held by a run that did not take /tmp/mustang-bench.lock?)" \
@@ -59,13 +82,13 @@ start_peer() {
       free_ports "Elli, ../shared/peers" "$ELLI_PORT"
       port=$ELLI_PORT ;;
   esac
-  "$PEERS/start.sh" "$name" </dev/null >>"$logf" 2>&1 &
+  "${PIN_CMD[@]}" "$PEERS/start.sh" "$name" </dev/null >>"$logf" 2>&1 &
   PIDS[$name]=$!
   wait_http "http://$HOST:$port/" "${PIDS[$name]}" "$name" "$logf" \
-    || die "$name ($PEERS/start.sh $name) is not serving http://$HOST:$port/"
+    || { start_failed "$name ($PEERS/start.sh $name) is not serving http://$HOST:$port/"; return 1; }
   if [[ $name == cowboy ]]; then
     wait_http "http://$HOST:$COWBOY_H2_PORT/" "${PIDS[$name]}" "$name" "$logf" \
-      || die "cowboy is not serving its raised-limit port http://$HOST:$COWBOY_H2_PORT/"
+      || { start_failed "cowboy is not serving its raised-limit port http://$HOST:$COWBOY_H2_PORT/"; return 1; }
     say "cowboy up on $HOST:$port, HTTP/2 frame-rate limit raised on $HOST:$COWBOY_H2_PORT (pid ${PIDS[$name]})"
   else
     say "$name up on $HOST:$port (pid ${PIDS[$name]})"
@@ -73,18 +96,30 @@ start_peer() {
 }
 
 start_wsref() {
-  local logf="$RES/wsref.log"
+  local logf="$OUT/wsref.log"
   free_ports "the Websocket reference server, BENCH_WSREF_PORT" "$WSREF_PORT"
   if [[ "$WSREF_LIB" == node ]]; then
-    NODE_PATH="$ROOT/_tools/node/node_modules" node "$ROOT/bench/wsref/ws_node.js" "$HOST" "$WSREF_PORT" \
+    NODE_PATH="$ROOT/_tools/node/node_modules" "${PIN_CMD[@]}" node "$ROOT/bench/wsref/ws_node.js" "$HOST" "$WSREF_PORT" \
       </dev/null >>"$logf" 2>&1 &
   else
-    "$WSREF" -addr "$HOST:$WSREF_PORT" -lib "$WSREF_LIB" </dev/null >>"$logf" 2>&1 &
+    "${PIN_CMD[@]}" "$WSREF" -addr "$HOST:$WSREF_PORT" -lib "$WSREF_LIB" </dev/null >>"$logf" 2>&1 &
   fi
   PIDS[wsref]=$!
   wait_http "http://$HOST:$WSREF_PORT/" "${PIDS[wsref]}" "websocket reference server" "$logf" \
-    || die "the Websocket reference server did not start"
+    || { start_failed "the Websocket reference server did not start"; return 1; }
   say "websocket reference server ($WSREF_LIB) up on $HOST:$WSREF_PORT (pid ${PIDS[wsref]})"
+}
+
+# start_server <server>: starts one server on its ports (1 when it did not
+# start, in the one-core phase; elsewhere that ends the run).
+start_server() {
+  case $1 in
+    mustang) start_demo mustang false "$DEMO_PORT" "$DEMO_TLS_PORT" ;;
+    mustang-rp) start_demo mustang-rp true "$RP_PORT" "$RP_TLS_PORT" ;;
+    cowboy | elli) start_peer "$1" ;;
+    nginx) start_nginx ;;
+    wsref) start_wsref ;;
+  esac
 }
 
 # restart_server <server>: starts a server that exited under the benchmark
@@ -93,13 +128,7 @@ start_wsref() {
 restart_server() {
   local s=$1
   stop_pid "${PIDS[$s]}" "$s"   # reaps it
-  case $s in
-    mustang) start_demo mustang false "$DEMO_PORT" "$DEMO_TLS_PORT" ;;
-    mustang-rp) start_demo mustang-rp true "$RP_PORT" "$RP_TLS_PORT" ;;
-    cowboy | elli) start_peer "$s" ;;
-    nginx) start_nginx ;;
-    wsref) start_wsref ;;
-  esac
+  start_server "$s" || return 1
   [[ $s == wsref ]] || warmup "$(port_for "$s" W1a)"
 }
 

@@ -25,6 +25,24 @@
 %%               max 884.965 213.774 240.016; client CPU 16.6 16.57 16.97 s
 %%   curve p99   1000: mustang 101.6 cowboy 101.472 elli 101.088
 %%               5000: 105.952 107.488 104.16    10000: 108.896 138.56 111.584
+%%
+%% onecore/ comes from the one-core phase (BENCH_PIN=0) of a real run at
+%% c6120dc with this harness (`BENCH_WORKLOADS="W1a W2b W4a W6a"
+%% BENCH_DURATION=3s BENCH_W4_REQUESTS=1000 bench/run.sh`, 2026-11-24): each server started alone under
+%% `taskset -c 0`, the client under `taskset -c 0` too; per round:
+%%
+%%   W1a req/s   mustang 37370.14 33712.90 37445.08  cowboy 19843.32 19069.06 19453.12
+%%               elli 33105.72 31346.40 23684.61     nginx 49493.99 46445.20 48362.62
+%%   W2b req/s   mustang 15816.47 14927.23 14788.79  cowboy 15275.58 15444.95 15319.34
+%%               nginx 32479.24 23288.55 29977.23
+%%   W4a req/s   mustang 931.65 740.67 849.63        cowboy 935.43 964.91 956.70
+%%               nginx 1476.15 1237.39 1287.77       (no W4a in the kernel-placed rounds)
+%%   W6a frames/s mustang 31422 26733.7 30237.7      cowboy 27041.7 25715 26657.3
+%%               wsref 34900 34605.3 34280.3
+%%
+%% Against the kernel-placed fixture, the single-connection targets flip:
+%% W1a x Elli 1.39 (met) kernel-placed, 1.19 (not met) on one core; W2b x
+%% Cowboy 1.58 / 0.97; W6a x Cowboy 1.79 / 1.13.
 -module(bench_report_SUITE).
 -compile([export_all, nowarn_export_all]).
 
@@ -36,7 +54,8 @@ suite() ->
 
 all() ->
 	[medians_spread_and_ratios, failed_round_left_out, markdown_report_and_charts,
-		server_order_rotates, w7_paced_latency, w7_target_and_failures, w7_markdown, paced_client].
+		server_order_rotates, w7_paced_latency, w7_target_and_failures, w7_markdown, paced_client,
+		one_core_table, single_targets_use_one_core, one_core_markdown, one_core_start_failure].
 
 init_per_testcase(_, Config) ->
 	%% report.py writes results.json into the directory: work on a copy.
@@ -221,6 +240,137 @@ paced_client(_) ->
 		|| Test <- [<<"TestReadResponse">>, <<"TestPacedCoordinatedOmission">>, <<"TestPacedErrors">>,
 			<<"TestPacedNoServer">>]].
 
+one_core_table(Config) ->
+	mustang_test:doc("report.py reads the one-core phase's raw outputs (onecore/) into a table "
+		"of its own: medians, min and max of each server, Mustang's ratios to Cowboy, Elli, nginx "
+		"and the Websocket reference measured in that phase, the CPU; the kernel-placed rows "
+		"stay those of the interleaved rounds."),
+	{Results, Table} = report_json(Config),
+	?assertEqual(<<"0">>, maps:get(<<"onecore_cpu">>, Results)),
+	One = maps:get(<<"onecore_rows">>, Results),
+	W1a = row(One, <<"W1a">>, <<"mustang">>),
+	?assertEqual(3, maps:get(<<"rounds">>, W1a)),
+	?assertEqual(<<"one-core cpu=0">>, maps:get(<<"placement">>, W1a)),
+	figure(W1a, <<"req_s">>, {37370.14, 33712.90, 37445.08}),
+	close(0.057, maps:get(<<"p99_ms">>, W1a)),
+	ratios(W1a, 37370.14, [{<<"x_cowboy">>, 19453.12}, {<<"x_elli">>, 31346.40},
+		{<<"x_nginx">>, 48362.62}, {<<"x_ref">>, null}]),
+	figure(row(One, <<"W1a">>, <<"elli">>), <<"req_s">>, {31346.40, 23684.61, 33105.72}),
+	%% a peer's own row carries no ratio
+	ratios(row(One, <<"W1a">>, <<"cowboy">>), 19453.12, [{<<"x_cowboy">>, null}, {<<"x_elli">>, null}]),
+	W2b = row(One, <<"W2b">>, <<"mustang">>),
+	close(14927.23, maps:get(<<"req_s">>, W2b)),
+	ratios(W2b, 14927.23, [{<<"x_cowboy">>, 15319.34}, {<<"x_nginx">>, 29977.23}, {<<"x_elli">>, null}]),
+	W4a = row(One, <<"W4a">>, <<"mustang">>),
+	close(849.63, maps:get(<<"req_s">>, W4a)),
+	ratios(W4a, 849.63, [{<<"x_cowboy">>, 956.70}, {<<"x_nginx">>, 1287.77}]),
+	W6a = row(One, <<"W6a">>, <<"mustang">>),
+	figure(W6a, <<"frames_s">>, {30237.7, 26733.7, 31422.0}),
+	ratios(W6a, 30237.7, [{<<"x_cowboy">>, 26657.3}, {<<"x_ref">>, 34605.3}, {<<"x_nginx">>, null}]),
+	%% the interleaved rounds' rows are untouched, and W4a (one core only) is not among them
+	Rows = maps:get(<<"rows">>, Results) ++ maps:get(<<"ws_rows">>, Results),
+	close(20680.84, maps:get(<<"req_s">>, row(Rows, <<"W1a">>, <<"mustang">>))),
+	close(17094.5, maps:get(<<"frames_s">>, row(Rows, <<"W6a">>, <<"mustang">>))),
+	?assertEqual([], [R || R = #{<<"workload">> := <<"W4a">>} <- Rows]),
+	?assertNotEqual(nomatch, binary:match(Table,
+		<<"Single connection, one core (client and server on CPU 0, BENCH_PIN):">>)).
+
+single_targets_use_one_core(Config) ->
+	mustang_test:doc("The single-connection targets show the kernel-placed and the one-core "
+		"ratio and are checked on the one-core one when the one-core phase ran: W1a x Elli, "
+		"W2b and W6a x Cowboy pass kernel-placed and fail on one core. Without onecore/ the "
+		"same checks use the kernel-placed ratios."),
+	{Results, Table} = report_json(Config),
+	Targets = maps:get(<<"single_targets">>, Results),
+	?assertEqual([{<<"W1a">>, <<"cowboy">>}, {<<"W1a">>, <<"elli">>}, {<<"W2b">>, <<"cowboy">>},
+		{<<"W4a">>, <<"cowboy">>}, {<<"W6a">>, <<"cowboy">>}],
+		[{W, P} || #{<<"workload">> := W, <<"peer">> := P} <- Targets]),
+	Target = fun(Ts, W, P) ->
+		[T] = [T || T = #{<<"workload">> := W1, <<"peer">> := P1} <- Ts, W1 =:= W, P1 =:= P],
+		T
+	end,
+	Check = fun(Ts, W, P, Basis, Pass, Kernel, OneCore) ->
+		T = Target(Ts, W, P),
+		?assertEqual({W, P, Basis, Pass}, {W, P, maps:get(<<"basis">>, T), maps:get(<<"pass">>, T)}),
+		[close(X, maps:get(K, T)) || {K, X} <- [{<<"kernel">>, Kernel}, {<<"one_core">>, OneCore}],
+			X =/= null],
+		[?assertEqual(null, maps:get(K, T)) || {K, null} <- [{<<"kernel">>, Kernel}, {<<"one_core">>, OneCore}]]
+	end,
+	Check(Targets, <<"W1a">>, <<"cowboy">>, <<"one-core">>, true, 20680.84 / 9048.14, 37370.14 / 19453.12),
+	Check(Targets, <<"W1a">>, <<"elli">>, <<"one-core">>, false, 20680.84 / 14876.23, 37370.14 / 31346.40),
+	Check(Targets, <<"W2b">>, <<"cowboy">>, <<"one-core">>, false, 13576.47 / 8601.76, 14927.23 / 15319.34),
+	Check(Targets, <<"W4a">>, <<"cowboy">>, <<"one-core">>, false, null, 849.63 / 956.70),
+	Check(Targets, <<"W6a">>, <<"cowboy">>, <<"one-core">>, false, 17094.5 / 9554.5, 30237.7 / 26657.3),
+	[?assertNotEqual(nomatch, binary:match(Table, L), L) || L <- [
+		<<"[FAIL] W1a >= 1.2x elli 3.3                   kernel-placed 1.39x, one-core 1.19x: checked on one-core">>,
+		<<"[FAIL] W2b >= 1.5x cowboy 2.13                kernel-placed 1.58x, one-core 0.97x: checked on one-core">>,
+		<<"[FAIL] W4a >= 1.3x cowboy 2.13                kernel-placed -, one-core 0.89x: checked on one-core">>,
+		<<"The checks use the one-core figures when the one-core phase ran (BENCH_PIN: they are"
+			" the reproducible ones), else the kernel-placed ones.">>]],
+	%% without the one-core phase: the kernel-placed ratios, and no W4a (not run)
+	ok = file:del_dir_r(filename:join(?config(results, Config), "onecore")),
+	{Kernel, _} = report_json(Config),
+	Ks = maps:get(<<"single_targets">>, Kernel),
+	?assertEqual([], maps:get(<<"onecore_rows">>, Kernel)),
+	?assertEqual([], [T || T = #{<<"workload">> := <<"W4a">>} <- Ks]),
+	Check(Ks, <<"W1a">>, <<"elli">>, <<"kernel-placed">>, true, 20680.84 / 14876.23, null),
+	Check(Ks, <<"W2b">>, <<"cowboy">>, <<"kernel-placed">>, true, 13576.47 / 8601.76, null),
+	Check(Ks, <<"W6a">>, <<"cowboy">>, <<"kernel-placed">>, true, 17094.5 / 9554.5, null).
+
+one_core_markdown(Config) ->
+	mustang_test:doc("publish.py's one-core section: the table of medians (min–max) and "
+		"ratios, onecore.png, and the targets table with both ratios, the figures checked "
+		"and the sentence saying which."),
+	{Dir, Md, Lines} = publish(Config),
+	[?assert(lists:member(L, Lines), L) || L <- [
+		<<"## Single connection, one core (client and server on CPU 0, BENCH_PIN)">>,
+		<<"| W1a HTTP/1.1 hello, 1 conn | req/s | 37.4k (33.7k–37.4k) | 19.5k (19.1k–19.8k) | "
+			"31.3k (23.7k–33.1k) | 48.4k (46.4k–49.5k) | – | 1.92x | 1.19x | 0.77x | – |"/utf8>>,
+		<<"| W6a WS echo 1 KiB, 1 conn | frames/s | 30.2k (26.7k–31.4k) | 26.7k (25.7k–27.0k) | "
+			"– | – | 34.6k (34.3k–34.9k) | 1.13x | – | – | 0.87x |"/utf8>>,
+		<<"## Targets: single connection">>,
+		<<"| W1a ≥ 1.2x Elli 3.3 | 1.39x | 1.19x | one-core | **not met** |"/utf8>>,
+		<<"| W1a ≥ 1.5x Cowboy 2.13 | 2.29x | 1.92x | one-core | **met** |"/utf8>>,
+		<<"| W4a ≥ 1.3x Cowboy 2.13 | – | 0.89x | one-core | **not met** |"/utf8>>,
+		<<"The checks use the one-core figures when the one-core phase ran (BENCH_PIN: they are"
+			" the reproducible ones), else the kernel-placed ones.">>]],
+	{ok, <<16#89, "PNG", _/bits>>} = file:read_file(filename:join(Dir, "onecore.png")),
+	?assertNotEqual(nomatch, binary:match(Md, <<"(onecore.png)">>)).
+
+one_core_start_failure(Config) ->
+	mustang_test:doc("In the one-core phase (bench/servers.sh with PIN_CMD=(taskset -c 0) and "
+		"START_SKIP=1) a server starts under taskset, and one that does not serve is a failed "
+		"run and an incident line, not the end of the run; outside the phase it still ends "
+		"the run. The server here is a stand-in that records its CPU affinity and exits."),
+	Dir = ?config(priv_dir, Config),
+	Script = "set -euo pipefail\n"
+		"ROOT=$0 HOST=127.0.0.1 START_TIMEOUT=5 TAG=bench TOOL_PID= RES=$1 OUT=$1\n"
+		"PLACEMENT='one-core cpu=0' START_SKIP=$2 FAILED_RUNS=0 ROUND=2 DEMO_PORT=1 DEMO_TLS_PORT=2\n"
+		"PIN_CMD=(taskset -c 0)\n"
+		"printf '#!/bin/sh\\ntaskset -pc $$ >%s/affinity\\nexit 3\\n' \"$RES\" >\"$RES/demo\"\n"
+		"chmod +x \"$RES/demo\"\n"
+		"DEMO_CMD=$RES/demo\n"
+		"source \"$ROOT/bench/lib.sh\"\n"
+		"source \"$ROOT/bench/servers.sh\"\n"
+		"if start_server mustang; then echo started; else echo skipped; fi\n"
+		"echo \"failed runs: $FAILED_RUNS\"\n",
+	Run = fun(Skip) ->
+		Res = filename:join(Dir, "start_failure_" ++ Skip),
+		ok = filelib:ensure_dir(filename:join(Res, "x")),
+		{Status, Out} = mustang_test:run("/bin/bash", ["-c", Script, mustang_test:root(), Res, Skip], 30000),
+		ct:log("~ts", [Out]),
+		{ok, Affinity} = file:read_file(filename:join(Res, "affinity")),
+		?assertMatch({match, _}, re:run(Affinity, "current affinity list: 0\n$")),
+		{Status, Out, file:read_file(filename:join(Res, "incidents.txt"))}
+	end,
+	{0, Out, {ok, Incident}} = Run("1"),
+	?assertNotEqual(nomatch, binary:match(Out, <<"skipped\nfailed runs: 1\n">>)),
+	?assertMatch({match, _}, re:run(Incident, "^round 2 \\(one-core cpu=0\\): the Mustang demo is not "
+		"serving http://127.0.0.1:1/ \\(see .*\\): its runs of this round skipped\n$")),
+	{1, Died, {error, enoent}} = Run("0"),
+	?assertEqual(nomatch, binary:match(Died, <<"skipped">>)),
+	?assertNotEqual(nomatch, binary:match(Died, <<"bench: ERROR: the Mustang demo is not serving">>)).
+
 %% Runs bench/report.py on the copy; the rows of results.json (HTTP and Websocket).
 report(Config) ->
 	{Results, _} = report_json(Config),
@@ -254,6 +404,13 @@ mustang_row(Config, Workload, Rounds) ->
 row(Rows, Workload, Server) ->
 	[Row] = [R || R = #{<<"workload">> := W, <<"server">> := S} <- Rows, W =:= Workload, S =:= Server],
 	Row.
+
+%% A row's ratios (Key => its median / Peer's median), null where it has none.
+ratios(Row, Median, Peers) ->
+	[case Peer of
+		null -> ?assertEqual({Key, null}, {Key, maps:get(Key, Row)});
+		_ -> close(Median / Peer, maps:get(Key, Row))
+	end || {Key, Peer} <- Peers].
 
 %% A row's median, min and max of one figure.
 figure(Row, Key, {Median, Min, Max}) ->
