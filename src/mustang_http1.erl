@@ -16,8 +16,9 @@
 %%   middlewares ([mustang_router, mustang_handler])
 %%   request_process (false)       run each request in its own process
 %%   active_n (100)                socket messages between {active, N} rearms
-%%   adaptive_active (true)        {active, 1} while the run queues are empty
-%%                                 (gen_tcp only, mustang_conn_chores:rearm/3)
+%%   adaptive_active (true)        {active, 1} between requests while the run
+%%                                 queues are empty (gen_tcp only, not Websocket:
+%%                                 mustang_conn_chores:rearm_idle/3)
 %%   dynamic_buffer ({1024, 131072}) bounds of the dynamic socket buffer, or false
 %%   hibernate (false)             hibernate between requests
 %%   hibernate_after (1000)        ms without data after which an idle connection

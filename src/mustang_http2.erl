@@ -623,7 +623,6 @@ maybe_close_connection(St = #st{streams = Streams, m = M}) when map_size(Streams
 			%% close (RFC 9113 6.8).
 			terminate(flush_out(St#st{m = mustang_http2_machine:final_goaway(M)}), normal);
 		{false, _} ->
-			ok = mustang_conn_chores:quiet(St#st.transport, St#st.socket, St#st.active_n),
 			St
 	end;
 maybe_close_connection(St) ->

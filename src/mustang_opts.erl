@@ -15,7 +15,8 @@
 %%   middlewares ([mustang_router, mustang_handler])
 %%   stream_handlers ([mustang_stream_h])  the stream handler chain
 %%   active_n (100)                  1..32767, {active, N} of the socket
-%%   adaptive_active (true)          boolean, {active, 1} when the run queues are empty
+%%   adaptive_active (true)          boolean, {active, 1} between requests when the run
+%%                                   queues are empty (HTTP/1.1, HTTP/2; not Websocket)
 %%   dynamic_buffer ({1024, 131072}) {Min, Max}, 1 =< Min =< Max, or false
 %%   hibernate (false)
 %%   hibernate_after (1000)          ms without data before an idle connection

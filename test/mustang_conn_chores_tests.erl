@@ -19,23 +19,9 @@ rearm_test_() ->
 		 ?_assertEqual(100, rearm(Server, {adaptive, 100}))]
 	end}.
 
-%% quiet/3, when the last request ends on a socket still armed with
-%% {active, N}: {active, 1} (not N + 1) if nothing is queued to run, else the
-%% socket is left as it is.
-quiet_test_() ->
-	{setup, fun socket_pair/0, fun close_pair/1, fun({_, _, Server}) ->
-		[?_assertEqual(1, quiet_when_idle(Server, {adaptive, 100}, 50)),
-		 ?_assertEqual(100, quiet(Server, {adaptive, 100}, 4 * erlang:system_info(schedulers_online))),
-		 ?_assertEqual(100, quiet_when_idle(Server, 100, 50))]
-	end}.
-
 rearm_idle(Socket, Active, Spinners) ->
 	with_spinners(Socket, false, Spinners,
 		fun() -> mustang_conn_chores:rearm_idle(mustang_tcp, Socket, Active) end).
-
-quiet(Socket, Active, Spinners) ->
-	with_spinners(Socket, 100, Spinners,
-		fun() -> mustang_conn_chores:quiet(mustang_tcp, Socket, Active) end).
 
 %% The socket's active setting after Fun ran with Spinners processes
 %% runnable, the socket set to Before first.
@@ -54,9 +40,6 @@ with_spinners(Socket, Before, Spinners, Fun) ->
 %% are empty, a few times.
 rearm_when_idle(Socket, Active, Tries) ->
 	when_idle(fun() -> rearm_idle(Socket, Active, 0) end, Tries).
-
-quiet_when_idle(Socket, Active, Tries) ->
-	when_idle(fun() -> quiet(Socket, Active, 0) end, Tries).
 
 when_idle(Fun, Tries) ->
 	timer:sleep(5),
