@@ -570,8 +570,7 @@ if ((${#PIN_ORDER[@]})); then
   t0=$SECONDS
   for ROUND in $(seq 1 "$PIN_ROUNDS"); do
     for s in $(rotate $((ROUND - 1)) "${PIN_SERVERS[@]}"); do
-      if start_server "$s"; then
-        [[ $s == wsref ]] || warmup "$(port_for "$s" W1a)"
+      if start_warm "$s"; then
         for wl in ${PIN_SERVES[$s]}; do run_one "$wl" "$s"; done
       fi
       stop_servers

@@ -122,14 +122,19 @@ start_server() {
   esac
 }
 
+# start_warm <server>: start_server, then the untimed warm-up (HTTP servers).
+start_warm() {
+  start_server "$1" || return 1
+  [[ $1 == wsref ]] || warmup "$(port_for "$1" W1a)"
+}
+
 # restart_server <server>: starts a server that exited under the benchmark
 # again (it crashed: its log tells; or another process on this shared
 # machine killed it), on the same ports, with the same warm-up.
 restart_server() {
   local s=$1
   stop_pid "${PIDS[$s]}" "$s"   # reaps it
-  start_server "$s" || return 1
-  [[ $s == wsref ]] || warmup "$(port_for "$s" W1a)"
+  start_warm "$s"
 }
 
 stop_servers() {

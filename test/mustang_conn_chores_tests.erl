@@ -20,18 +20,11 @@ rearm_test_() ->
 	end}.
 
 rearm_idle(Socket, Active, Spinners) ->
-	with_spinners(Socket, false, Spinners,
-		fun() -> mustang_conn_chores:rearm_idle(mustang_tcp, Socket, Active) end).
-
-%% The socket's active setting after Fun ran with Spinners processes
-%% runnable, the socket set to Before first.
-with_spinners(Socket, Before, Spinners, Fun) ->
 	ok = inet:setopts(Socket, [{active, false}]),
-	ok = inet:setopts(Socket, [{active, Before}]),
 	Pids = [spawn(fun spin/0) || _ <- lists:seq(1, Spinners)],
 	%% Runnable processes show in the run queues once they were scheduled.
 	_ = [wait_queued() || Spinners > 0],
-	ok = Fun(),
+	ok = mustang_conn_chores:rearm_idle(mustang_tcp, Socket, Active),
 	_ = [exit(Pid, kill) || Pid <- Pids],
 	{ok, [{active, N}]} = inet:getopts(Socket, [active]),
 	N.
@@ -39,14 +32,11 @@ with_spinners(Socket, Before, Spinners, Fun) ->
 %% The test VM has processes of its own (eunit's): try when its run queues
 %% are empty, a few times.
 rearm_when_idle(Socket, Active, Tries) ->
-	when_idle(fun() -> rearm_idle(Socket, Active, 0) end, Tries).
-
-when_idle(Fun, Tries) ->
 	timer:sleep(5),
-	case Fun() of
+	case rearm_idle(Socket, Active, 0) of
 		1 -> 1;
 		N when Tries =:= 0 -> N;
-		_ -> when_idle(Fun, Tries - 1)
+		_ -> rearm_when_idle(Socket, Active, Tries - 1)
 	end.
 
 rearm(Socket, Active) ->
