@@ -436,6 +436,43 @@ def w7_section(p, data, made):
     image(p, made, "w7.png", "W7 latency per server and p99 against connections")
 
 
+def targets_section(p, data):
+    """Every target of issue 11 point 3 (report.py's issue_targets): target,
+    basis, measured figure, result; then, for each workload with a target
+    not met, its section of bench/targets.md (profile, reason, plan), or a
+    visible line saying there is none."""
+    targets = data.get("issue_targets") or []
+    if not targets:
+        return
+    p("## Targets (issue 11)")
+    p("")
+    table_head(p, ["target", "basis", "measured", "result"])
+    for t in targets:
+        result = {True: "**met**", False: "**not met**"}.get(t["pass"], t["result"])
+        p("| %s | %s | %s | %s |" % (t["target"].replace(">=", "≥").replace("<=", "≤"),
+                                     *("–" if v == "-" else v for v in (t["basis"], t["measured"])),
+                                     result))
+    p("")
+    p(report.ISSUE_BASIS)
+    p("")
+    unmet = report.unmet_sections(targets)
+    if not unmet:
+        p("Every target measured in this run is met.")
+        p("")
+        return
+    sections = report.analysis_sections()
+    for name in unmet:
+        p("### %s: profile, reason, plan" % name)
+        p("")
+        text = sections.get(name)
+        if text:
+            # the section's own headings, one level below this one
+            p("\n".join("#" + l if l.startswith("#") else l for l in text.splitlines()))
+        else:
+            p("**%s** (its `## %s` section is missing or empty)." % (report.NO_ANALYSIS, name))
+        p("")
+
+
 def main():
     resdir = sys.argv[1]
     data = load_json(resdir)
@@ -485,6 +522,7 @@ def main():
     p("Each cell: median (min–max over the rounds; † = a round left out, see the end). Ratios: Mustang's median / the other"
       " server's median (> 1 = Mustang better; W5 compares times, inverted).")
     p("")
+    targets_section(p, data)
     ws_order = [w for w in wls if w.startswith("W6")]
     http_order = [w for w in wls if not w.startswith("W6")]
     for title, order, servers, ratios in (

@@ -48,7 +48,9 @@ ACC_W1C_X_NGINX = 0.45
 ACC_W3A_X_COWBOY = 1.5
 # Issue 3 (HTTP/2): the 1 GB h2c upload within 1.5x the HTTP/1.1 time.
 ACC_W5B_OVER_W5A = 1.5
-# Long-term targets from BENCH.md (informational).
+# Long-term goals from BENCH.md (informational), older than issue 11: its
+# targets, with other figures, are ISSUE_TARGETS ("Targets (issue 11)").
+OLD_GOALS = "BENCH.md goals (older than issue 11; its targets: \"Targets (issue 11)\")"
 GOAL_W1C_X_COWBOY = 2.0
 GOAL_W1A_X_COWBOY = 1.7
 GOAL_W3_X_COWBOY = 1.8
@@ -452,7 +454,7 @@ def h2_checks(p, s, res, x_nginx, x_cowboy):
         if xc is not None:
             goals.append("%s %.2fx/%.1fx %s" % (wl, xc, goal, "met" if xc >= goal else "not met"))
     if goals:
-        p("  BENCH.md goals (x Cowboy 2.13): " + ", ".join(goals))
+        p("  " + OLD_GOALS + " HTTP/2, x Cowboy 2.13: " + ", ".join(goals))
     xn = x_nginx("W2a", res["W2a"]) if res["W2a"] else None
     if xn is not None:
         p("  W2a %.2fx nginx (BENCH.md goal >= 0.60x)" % xn)
@@ -671,7 +673,7 @@ def main():
             if xc is not None:
                 goals.append("%s %.2fx/%.1fx %s" % (wl, xc, goal, "met" if xc >= goal else "not met"))
         if goals:
-            p("  BENCH.md long-term goals (x Cowboy 2.13): " + ", ".join(goals))
+            p("  " + OLD_GOALS + ", x Cowboy 2.13: " + ", ".join(goals))
         p("")
 
     ws_rows = ws_report(p, resdir, results, base, basedir, scale_for, fallbacks)
@@ -680,13 +682,15 @@ def main():
     onecore_rows, onecore_cpu = onecore_report(p, one)
     single = single_targets(p, results, one)
     w7_rows, w7_target, w7_scale = w7_report(p, resdir, results)
+    idle_path = idle_report_path(resdir)
+    targets = issue_targets(p, results, one, single, w7_target, load_idle(idle_path), idle_path)
 
     with open(os.path.join(resdir, "results.json"), "w") as f:
         json.dump({"nginx_w1c": ngx_w1c, "scale": scale, "nginx_w2a": ngx_w2a,
                    "scale_h2": scale_h2, "rows": rows, "ws_rows": ws_rows,
                    "w7_rows": w7_rows, "w7_target": w7_target, "w7_scale": w7_scale,
                    "onecore_rows": onecore_rows, "onecore_cpu": onecore_cpu,
-                   "single_targets": single,
+                   "single_targets": single, "issue_targets": targets,
                    "baseline": basedir, "acceptance": verdicts}, f, indent=1)
     print("\n".join(out))
 
@@ -791,7 +795,7 @@ def ws_report(p, resdir, results, base, basedir, scale_for, fallbacks):
         elif r and not r["errors"] and cowboy(wl) is None:
             notes.append(wl)
     if goals:
-        p("  BENCH.md Websocket goals, mustang (x Cowboy 2.13): " + ", ".join(goals))
+        p("  " + OLD_GOALS + " Websocket, mustang x Cowboy 2.13: " + ", ".join(goals))
     for b, t, key, unit in (("W6b", "W6c", "frames_s", "frames/s"), ("W6d", "W6e", "mb_s", "MB/s")):
         vb, vt = fig(b, "mustang", key), fig(t, "mustang", key)
         if vb and vt:
@@ -874,6 +878,183 @@ def single_targets(p, results, one):
             fmt(kernel, ".2f", "-") + ("x" if kernel is not None else ""),
             fmt(onec, ".2f", "-") + ("x" if onec is not None else ""), basis))
     p("  " + SINGLE_BASIS)
+    p("")
+    return out
+
+
+# Issue 11 point 3, every target in the issue's order: (section of
+# bench/targets.md, workload, kind, peer, goal). Kinds: "single" (the
+# SINGLE_TARGETS check: one-core when the one-core phase ran the workload,
+# else kernel-placed), "ratio" (Mustang / peer, the interleaved rounds),
+# "p99" (Mustang's p99 / the peer's, at most goal), "w7" (W7's target) and
+# "idle" (bench/idle_memory.sh's Mustang / Cowboy at 3 s, protocol as workload).
+ISSUE_TARGETS = [
+    ("W1a", "W1a", "single", "cowboy", 1.5), ("W1a", "W1a", "single", "elli", 1.2),
+    ("W1c", "W1c", "ratio", "cowboy", 2.5), ("W1c", "W1c", "p99", "cowboy", 0.5),
+    ("W2b", "W2b", "single", "cowboy", 1.5), ("W2a", "W2a", "ratio", "cowboy", 2.5),
+    ("W3b", "W3b", "ratio", "cowboy", 1.5), ("W4a", "W4a", "single", "cowboy", 1.3),
+    ("W4b", "W4b", "ratio", "cowboy", 1.3), ("W6a", "W6a", "single", "cowboy", 1.3),
+    ("W6f", "W6f", "ratio", "cowboy", 1.3)]
+ISSUE_TARGETS += [("W6b-W6e", wl, "ratio", "cowboy", 2.0) for wl in ("W6b", "W6c", "W6d", "W6e")]
+ISSUE_TARGETS += [("W7", "W7", "w7", None, W7_TARGET_P99_MS)]
+ISSUE_TARGETS += [("idle memory", proto, "idle", "cowboy", 0.5) for proto in ("h1", "h2c", "ws")]
+PEER_NAME = {"cowboy": "Cowboy 2.13", "elli": "Elli 3.3"}
+NOT_MEASURED = "not measured in this run"
+IDLE_NOT_MEASURED = NOT_MEASURED + " (bench/idle_memory.sh)"
+ISSUE_BASIS = ("Ratios of Mustang's median to the peer's median in this run. Basis: one-core"
+               " (the BENCH_PIN phase) or kernel-placed (the interleaved rounds); W1a, W2b, W4a"
+               " and W6a are checked on one-core when that phase ran them.")
+NO_ANALYSIS = "no analysis in bench/targets.md"
+
+
+def targets_md_path():
+    """The hand-written analysis of the targets not met: BENCH_TARGETS_MD,
+    else bench/targets.md beside this script."""
+    return (os.environ.get("BENCH_TARGETS_MD")
+            or os.path.join(os.path.dirname(os.path.abspath(__file__)), "targets.md"))
+
+
+def analysis_sections(path=None):
+    """{heading: text} of the "## heading" sections of bench/targets.md (text
+    stripped, "" when empty); {} without the file."""
+    try:
+        with open(path or targets_md_path()) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return {}
+    sections, cur = {}, None
+    for line in lines:
+        m = re.match(r"^## (.+?)\s*$", line)
+        if m:
+            cur = m.group(1)
+            sections[cur] = []
+        elif cur is not None:
+            sections[cur].append(line)
+    return {k: "\n".join(v).strip() for k, v in sections.items()}
+
+
+def unmet_sections(targets):
+    """The sections of bench/targets.md of the targets not met, once each,
+    in the targets' order."""
+    out = []
+    for t in targets:
+        if t["pass"] is False and t["section"] not in out:
+            out.append(t["section"])
+    return out
+
+
+def idle_report_path(resdir):
+    """bench/idle_memory.sh's report.md for the idle-memory targets:
+    BENCH_IDLE_REPORT, else idle_memory.md in the results directory; None
+    when neither exists."""
+    path = os.environ.get("BENCH_IDLE_REPORT") or os.path.join(resdir, "idle_memory.md")
+    return path if os.path.isfile(path) else None
+
+
+def load_idle(path):
+    """{protocol: (Mustang/Cowboy at 3 s, Mustang KiB, Cowboy KiB)} from
+    bench/idle_memory.sh's table (columns "mustang 3 s", "cowboy 3 s",
+    "mustang/cowboy 3 s"); a ratio the script could not give ("n/a
+    (closed)") is None."""
+    out = {}
+    if not path:
+        return out
+    with open(path, errors="replace") as f:
+        lines = f.read().splitlines()
+    cols = None
+    for line in lines:
+        if not line.startswith("|"):
+            cols = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == "protocol":
+            cols = cells
+        elif cols and len(cells) == len(cols) and not cells[0].startswith("---"):
+            row = dict(zip(cols, cells))
+            out[cells[0]] = tuple(
+                float(m.group(1)) if m else None
+                for m in (re.match(r"^(-?[\d.]+)", row.get(k, ""))
+                          for k in ("mustang/cowboy 3 s", "mustang 3 s", "cowboy 3 s")))
+    return out
+
+
+def issue_targets(p, results, one, single, w7_target, idle, idle_path):
+    """Every target of issue 11 point 3 (ISSUE_TARGETS) with its basis,
+    measured figure and result (pass True / False, None: not measured),
+    and which of the targets not met have an analysis in bench/targets.md."""
+    out = []
+    for section, wl, kind, peer, goal in ISSUE_TARGETS:
+        name = PEER_NAME.get(peer, peer)
+        basis, value, measured, note = "kernel-placed", None, "-", None
+        if kind == "single":
+            text = "%s >= %.1fx %s" % (wl, goal, name)
+            t = next((t for t in single if (t["workload"], t["peer"]) == (wl, peer)), None)
+            basis = t["basis"] if t else "-"
+            value = t and (t["one_core"] if basis == "one-core" else t["kernel"])
+        elif kind == "ratio":
+            text = "%s >= %.1fx %s" % (wl, goal, name)
+            value = x_peer(results, wl, "mustang", peer)
+        elif kind == "p99":
+            text = "%s p99 <= %.1fx %s's p99" % (wl, goal, name)
+            m, q = (results.get(wl, {}).get(s) for s in ("mustang", peer))
+            if m and q and not m["errors"] and not q["errors"] and m.get("p99_ms") and q.get("p99_ms"):
+                value = m["p99_ms"] / q["p99_ms"]
+                measured = "%.2fx (%.2f vs %.2f ms)" % (value, m["p99_ms"], q["p99_ms"])
+        elif kind == "w7":
+            text = "W7 p99 <= %.1f ms at %d conns, no failure" % (goal, W7_TARGET_CONNS)
+            basis = "-"
+            if w7_target and w7_target["p99_ms"] is not None:
+                value = w7_target["p99_ms"]
+                measured = "p99 %.2f ms, %.0f conns, %.0f failed" % (
+                    value, w7_target["conns"] or 0, w7_target["failures"] or 0)
+                if w7_target["pass"] is None:
+                    note = "the target is for %d connections (BENCH_W7_CONNS)" % W7_TARGET_CONNS
+        else:
+            text = "idle memory %s at 3 s <= %.1fx %s" % (wl, goal, name)
+            basis = "bench/idle_memory.sh"
+            value, mine, theirs = idle.get(wl, (None, None, None))
+            if value is not None:
+                measured = "%.2fx (%.1f vs %.1f KiB)" % (value, mine, theirs)
+            else:
+                note = "bench/idle_memory.sh"
+        if value is None:
+            basis = "-"
+        elif kind in ("single", "ratio"):
+            measured = "%.2fx" % value
+        if value is None or note:
+            ok = None
+        elif kind == "w7":
+            ok = w7_target["pass"]
+        elif kind in ("p99", "idle"):
+            ok = value <= goal
+        else:
+            ok = value >= goal
+        if ok is None and note is None:
+            r = results.get(wl, {}).get("mustang") if kind != "idle" else None
+            note = "errors: see the table" if r and r["errors"] else None
+        result = ({True: "met", False: "not met"}[ok] if ok is not None
+                  else NOT_MEASURED + (" (%s)" % note if note else ""))
+        out.append({"section": section, "workload": wl, "kind": kind, "peer": peer, "goal": goal,
+                    "target": text, "basis": basis, "value": value, "measured": measured,
+                    "pass": ok, "result": result})
+    hdr = "%-46s %-20s %-34s %s" % ("target", "basis", "measured", "result")
+    p("Targets (issue 11), mustang:")
+    header(p, hdr)
+    for t in out:
+        p("%-46s %-20s %-34s %s" % (t["target"], t["basis"], t["measured"], t["result"]))
+    p("  " + ISSUE_BASIS)
+    if idle_path:
+        p("  idle memory: %s" % idle_path)
+    unmet = unmet_sections(out)
+    if unmet:
+        sections = analysis_sections()
+        have = [s for s in unmet if sections.get(s)]
+        lacking = [s for s in unmet if not sections.get(s)]
+        p("  Analysis of the targets not met (report.md, from %s): %s%s" % (
+            targets_md_path(), ", ".join(have) or "none",
+            "; %s for %s" % (NO_ANALYSIS, ", ".join(lacking)) if lacking else ""))
+    else:
+        p("  Every target measured in this run is met.")
     p("")
     return out
 

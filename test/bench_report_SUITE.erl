@@ -43,6 +43,11 @@
 %% Against the kernel-placed fixture, the single-connection targets flip:
 %% W1a x Elli 1.39 (met) kernel-placed, 1.19 (not met) on one core; W2b x
 %% Cowboy 1.58 / 0.97; W6a x Cowboy 1.79 / 1.13.
+%%
+%% targets.md stands for bench/targets.md (BENCH_TARGETS_MD): sections for
+%% some workloads, W6a's empty, none for W2b. idle_memory.md is a real
+%% bench/idle_memory.sh report (10,000 connections; Mustang / Cowboy at 3 s:
+%% h1 0.27x, h2c 0.32x, ws 0.26x).
 -module(bench_report_SUITE).
 -compile([export_all, nowarn_export_all]).
 
@@ -55,11 +60,14 @@ suite() ->
 all() ->
 	[medians_spread_and_ratios, failed_round_left_out, markdown_report_and_charts,
 		server_order_rotates, w7_paced_latency, w7_target_and_failures, w7_markdown, paced_client,
-		one_core_table, single_targets_use_one_core, one_core_markdown, one_core_start_failure].
+		one_core_table, single_targets_use_one_core, one_core_markdown, one_core_start_failure,
+		issue_targets_table, unmet_target_analysis, unmet_target_without_analysis, w1c_p99_half].
 
 init_per_testcase(_, Config) ->
-	%% report.py writes results.json into the directory: work on a copy.
+	%% report.py writes results.json into the directory: work on a copy,
+	%% a fresh one (a case may add files, e.g. idle_memory.md).
 	Dir = filename:join(?config(priv_dir, Config), "results"),
+	_ = file:del_dir_r(Dir),
 	ok = filelib:ensure_dir(filename:join(Dir, "x")),
 	Src = filename:join(?config(data_dir, Config), "results"),
 	ok = copy_dir(Src, Dir),
@@ -371,6 +379,154 @@ one_core_start_failure(Config) ->
 	?assertEqual(nomatch, binary:match(Died, <<"skipped">>)),
 	?assertNotEqual(nomatch, binary:match(Died, <<"bench: ERROR: the Mustang demo is not serving">>)).
 
+issue_targets_table(Config) ->
+	mustang_test:doc("report.py's \"Targets (issue 11)\": every target of issue 11 point 3 in "
+		"the issue's order with its basis, measured figure and result from the fixture: the "
+		"single-connection ones on one core, W1c's two kernel-placed, W7's p99, the workloads "
+		"the fixture lacks and idle memory not measured; with bench/idle_memory.sh's report "
+		"(idle_memory.md in the run, real output, ws edited to 0.55x) idle memory is measured."),
+	{Results, Table} = report_json(Config),
+	Targets = maps:get(<<"issue_targets">>, Results),
+	W1c = (19865.84 + 36380.38) / 2,
+	NotMeasured = {<<"-">>, null, null, <<"not measured in this run">>},
+	Idle = {<<"-">>, null, null, <<"not measured in this run (bench/idle_memory.sh)">>},
+	Expected = [
+		{<<"W1a >= 1.5x Cowboy 2.13">>, {<<"one-core">>, 37370.14 / 19453.12, true, <<"met">>}},
+		{<<"W1a >= 1.2x Elli 3.3">>, {<<"one-core">>, 37370.14 / 31346.40, false, <<"not met">>}},
+		{<<"W1c >= 2.5x Cowboy 2.13">>, {<<"kernel-placed">>, W1c / 18156.84, false, <<"not met">>}},
+		{<<"W1c p99 <= 0.5x Cowboy 2.13's p99">>,
+			{<<"kernel-placed">>, (74.97 + 35.19) / 2 / 60.07, false, <<"not met">>}},
+		{<<"W2b >= 1.5x Cowboy 2.13">>, {<<"one-core">>, 14927.23 / 15319.34, false, <<"not met">>}},
+		{<<"W2a >= 2.5x Cowboy 2.13">>, NotMeasured},
+		{<<"W3b >= 1.5x Cowboy 2.13">>, NotMeasured},
+		{<<"W4a >= 1.3x Cowboy 2.13">>, {<<"one-core">>, 849.63 / 956.70, false, <<"not met">>}},
+		{<<"W4b >= 1.3x Cowboy 2.13">>, NotMeasured},
+		{<<"W6a >= 1.3x Cowboy 2.13">>, {<<"one-core">>, 30237.7 / 26657.3, false, <<"not met">>}},
+		{<<"W6f >= 1.3x Cowboy 2.13">>, NotMeasured},
+		{<<"W6b >= 2.0x Cowboy 2.13">>, NotMeasured},
+		{<<"W6c >= 2.0x Cowboy 2.13">>, NotMeasured},
+		{<<"W6d >= 2.0x Cowboy 2.13">>, NotMeasured},
+		{<<"W6e >= 2.0x Cowboy 2.13">>, NotMeasured},
+		{<<"W7 p99 <= 101.5 ms at 10000 conns, no failure">>, {<<"-">>, 105.632, false, <<"not met">>}},
+		{<<"idle memory h1 at 3 s <= 0.5x Cowboy 2.13">>, Idle},
+		{<<"idle memory h2c at 3 s <= 0.5x Cowboy 2.13">>, Idle},
+		{<<"idle memory ws at 3 s <= 0.5x Cowboy 2.13">>, Idle}],
+	check_targets(Expected, Targets),
+	[?assertMatch({match, _}, re:run(Table, L, [multiline]), L) || L <- [
+		"^Targets \\(issue 11\\), mustang:$",
+		"^W1c p99 <= 0.5x Cowboy 2.13's p99 +kernel-placed +0.92x \\(55.08 vs 60.07 ms\\) +not met$",
+		"^W4b >= 1.3x Cowboy 2.13 +- +- +not measured in this run$",
+		"^W7 p99 <= 101.5 ms at 10000 conns, no failure +- +p99 105.63 ms, 10000 conns, 0 failed +not met$"]],
+	%% bench/idle_memory.sh's report in the run directory
+	Dir = ?config(results, Config),
+	{ok, IdleMd} = file:read_file(filename:join(?config(data_dir, Config), "idle_memory.md")),
+	?assertNotEqual(nomatch, binary:match(IdleMd, <<"| 0.26x |">>)),
+	ok = file:write_file(filename:join(Dir, "idle_memory.md"), binary:replace(IdleMd, <<"| 0.26x |">>, <<"| 0.55x |">>)),
+	{Measured, _} = report_json(Config),
+	check_targets([
+		{<<"idle memory h1 at 3 s <= 0.5x Cowboy 2.13">>,
+			{<<"bench/idle_memory.sh">>, 0.27, true, <<"met">>}},
+		{<<"idle memory h2c at 3 s <= 0.5x Cowboy 2.13">>,
+			{<<"bench/idle_memory.sh">>, 0.32, true, <<"met">>}},
+		{<<"idle memory ws at 3 s <= 0.5x Cowboy 2.13">>,
+			{<<"bench/idle_memory.sh">>, 0.55, false, <<"not met">>}}],
+		lists:nthtail(16, maps:get(<<"issue_targets">>, Measured))).
+
+unmet_target_analysis(Config) ->
+	mustang_test:doc("report.md's \"Targets (issue 11)\" and, after it, the analysis in "
+		"bench/targets.md (here the fixture, BENCH_TARGETS_MD) of each workload with a target "
+		"not met, once per workload, its own headings one level down; none for the met targets "
+		"(without onecore/, W1a, W2b and W6a are met kernel-placed) nor the ones not measured."),
+	ok = file:del_dir_r(filename:join(?config(results, Config), "onecore")),
+	{_, Md, Lines} = publish(Config),
+	has_lines(Lines, [
+		<<"## Targets (issue 11)">>,
+		<<"| W1a ≥ 1.2x Elli 3.3 | kernel-placed | 1.39x | **met** |"/utf8>>,
+		<<"| W1c ≥ 2.5x Cowboy 2.13 | kernel-placed | 1.55x | **not met** |"/utf8>>,
+		<<"| W1c p99 ≤ 0.5x Cowboy 2.13's p99 | kernel-placed | 0.92x (55.08 vs 60.07 ms) | **not met** |"/utf8>>,
+		<<"| W4a ≥ 1.3x Cowboy 2.13 | – | – | not measured in this run |"/utf8>>,
+		<<"### W1c: profile, reason, plan">>,
+		<<"Fixture W1c: profile of the 100-connection run.">>,
+		<<"#### Profile">>,
+		<<"Fixture W1c: a heading of its own, one level down in report.md.">>,
+		<<"### W7: profile, reason, plan">>,
+		<<"Fixture W7: paced latency.">>]),
+	%% once per workload though both W1c targets fail, and in the targets' order
+	?assertEqual(1, length(binary:matches(Md, <<"### W1c: profile">>))),
+	[{W1c, _}, {W7, _}] = binary:matches(Md, [<<"### W1c: profile">>, <<"### W7: profile">>]),
+	?assert(W1c < W7),
+	[?assertEqual(nomatch, binary:match(Md, Absent), Absent) || Absent <- [
+		<<"Fixture W1a">>, <<"### W1a">>, <<"### W2b">>, <<"### W6a">>, <<"Fixture W2a">>,
+		<<"Fixture W4a">>, <<"### W4a">>, <<"no analysis in bench/targets.md">>,
+		<<"Text before the first section">>]].
+
+unmet_target_without_analysis(Config) ->
+	mustang_test:doc("A workload with a target not met whose bench/targets.md section is missing "
+		"(W2b) or empty (W6a) gets a visible \"no analysis\" line in report.md and is named in "
+		"table.txt; without the file at all, every unmet workload gets one."),
+	{_, _, Lines} = publish(Config),
+	has_lines(Lines, [
+		<<"### W2b: profile, reason, plan">>,
+		<<"**no analysis in bench/targets.md** (its `## W2b` section is missing or empty).">>,
+		<<"### W6a: profile, reason, plan">>,
+		<<"**no analysis in bench/targets.md** (its `## W6a` section is missing or empty).">>,
+		<<"### W4a: profile, reason, plan">>,
+		<<"Fixture W4a: one core only.">>]),
+	{_, Table} = report_json(Config),
+	?assertMatch({match, _}, re:run(Table, "^  Analysis of the targets not met \\(report.md, from "
+		".*targets.md\\): W1a, W1c, W4a, W7; no analysis in bench/targets.md for W2b, W6a$", [multiline])),
+	Missing = [{"BENCH_TARGETS_MD", filename:join(?config(priv_dir, Config), "none.md")}],
+	{_, _, None} = publish(Config, Missing),
+	has_lines(None, [<<"**no analysis in bench/targets.md** (its `## ", W/binary,
+		"` section is missing or empty).">> || W <- [<<"W1a">>, <<"W1c">>, <<"W2b">>, <<"W4a">>,
+			<<"W6a">>, <<"W7">>]]).
+
+w1c_p99_half(Config) ->
+	mustang_test:doc("W1c's p99 target is its own row, checked on p99 <= half of Cowboy's: the "
+		"fixture's Cowboy W1c edited to 9000 req/s makes the throughput target pass (3.12x) while "
+		"the p99 one fails (55.08 vs 60.07 ms); Cowboy's p99 raised to 200 ms makes it pass."),
+	Dir = ?config(results, Config),
+	Edit = fun(Re, To) ->
+		[begin
+			File = filename:join(Dir, "W1c-cowboy.r" ++ integer_to_list(R) ++ ".txt"),
+			{ok, Text} = file:read_file(File),
+			ok = file:write_file(File, re:replace(Text, Re, To, [multiline]))
+		end || R <- [1, 2, 3]]
+	end,
+	W1c = (19865.84 + 36380.38) / 2,
+	P99 = (74.97 + 35.19) / 2,
+	Edit("^Requests/sec:.*$", "Requests/sec:   9000.00"),
+	{Slow, _} = report_json(Config),
+	check_targets([
+		{<<"W1c >= 2.5x Cowboy 2.13">>, {<<"kernel-placed">>, W1c / 9000, true, <<"met">>}},
+		{<<"W1c p99 <= 0.5x Cowboy 2.13's p99">>, {<<"kernel-placed">>, P99 / 60.07, false, <<"not met">>}}],
+		w1c_targets(Slow)),
+	Edit("^(\\s+99%\\s+)[\\d.]+ms$", "\\g{1}200.00ms"),
+	{Fast, _} = report_json(Config),
+	check_targets([
+		{<<"W1c >= 2.5x Cowboy 2.13">>, {<<"kernel-placed">>, W1c / 9000, true, <<"met">>}},
+		{<<"W1c p99 <= 0.5x Cowboy 2.13's p99">>, {<<"kernel-placed">>, P99 / 200, true, <<"met">>}}],
+		w1c_targets(Fast)).
+
+w1c_targets(Results) ->
+	[T || T = #{<<"workload">> := <<"W1c">>} <- maps:get(<<"issue_targets">>, Results)].
+
+%% Each expected line is one of the report's lines.
+has_lines(Lines, Expected) ->
+	[?assert(lists:member(L, Lines), L) || L <- Expected].
+
+%% The targets, in order: {text, {basis, value (null: none), pass, result}}.
+check_targets(Expected, Targets) ->
+	?assertEqual([Text || {Text, _} <- Expected], [maps:get(<<"target">>, T) || T <- Targets]),
+	[begin
+		?assertEqual({Text, Basis, Pass, Result}, {Text, maps:get(<<"basis">>, T),
+			maps:get(<<"pass">>, T), maps:get(<<"result">>, T)}),
+		case Value of
+			null -> ?assertEqual({Text, null}, {Text, maps:get(<<"value">>, T)});
+			_ -> close(Value, maps:get(<<"value">>, T))
+		end
+	end || {{Text, {Basis, Value, Pass, Result}}, T} <- lists:zip(Expected, Targets)].
+
 %% Runs bench/report.py on the copy; the rows of results.json (HTTP and Websocket).
 report(Config) ->
 	{Results, _} = report_json(Config),
@@ -378,21 +534,34 @@ report(Config) ->
 
 %% bench/report.py, then bench/publish.py on the copy: report.md, and its lines.
 publish(Config) ->
+	publish(Config, []).
+
+publish(Config, Env) ->
 	Python = mustang_test:require_python(mustang_test:python(), ["matplotlib"]),
-	_ = report(Config),
+	_ = report_json(Config, Env),
 	Dir = ?config(results, Config),
 	Script = filename:join([mustang_test:root(), "bench", "publish.py"]),
-	{0, _} = mustang_test:run(Python, [Script, Dir], 60000),
+	{0, _} = mustang_test:run(Python, [Script, Dir], 60000, env(Config, Env)),
 	{ok, Md} = file:read_file(filename:join(Dir, "report.md")),
 	{Dir, Md, binary:split(Md, <<"\n">>, [global])}.
 
 %% bench/report.py's results.json and printed report.
 report_json(Config) ->
+	report_json(Config, []).
+
+report_json(Config, Env) ->
 	Dir = ?config(results, Config),
 	Script = filename:join([mustang_test:root(), "bench", "report.py"]),
-	{0, Table} = mustang_test:run(mustang_test:python(), [Script, Dir], 60000),
+	{0, Table} = mustang_test:run(mustang_test:python(), [Script, Dir], 60000, env(Config, Env)),
 	{ok, Json} = file:read_file(filename:join(Dir, "results.json")),
 	{mustang_test:json(Json), Table}.
+
+%% The scripts' environment: the fixture's bench/targets.md, no
+%% bench/idle_memory.sh report but the run's own; Env's settings first.
+env(Config, Env) ->
+	lists:ukeymerge(1, lists:ukeysort(1, Env),
+		[{"BENCH_IDLE_REPORT", false},
+			{"BENCH_TARGETS_MD", filename:join(?config(data_dir, Config), "targets.md")}]).
 
 %% The rows, and Mustang's row of a workload, which has that many rounds.
 mustang_row(Config, Workload, Rounds) ->
