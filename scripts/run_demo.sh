@@ -10,6 +10,8 @@
 #   MUSTANG_ACTIVE_N, MUSTANG_ADAPTIVE_ACTIVE, MUSTANG_DYNAMIC_BUFFER, MUSTANG_HIBERNATE, MUSTANG_HIBERNATE_AFTER,
 #                              MUSTANG_SOCKET_BUFFER
 #                              benchmark tuning, see examples/demo/src/mustang_demo.erl
+#   MUSTANG_OPTIONS            any protocol options as an Erlang map, merged over the above,
+#                              e.g. MUSTANG_OPTIONS='#{initial_stream_window_size => 1048576}'
 # Extra VM flags can be passed in ERL_FLAGS (read by erl itself) or as
 # arguments to this script (appended to the erl command line).
 #

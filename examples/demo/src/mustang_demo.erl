@@ -123,7 +123,27 @@ tuning_from_env() ->
 			[list_to_atom(M) || M <- string:lexemes(Mods, ",")]
 		end}
 	],
-	maps:from_list([{Key, Parse(Value)} || {Key, Var, Parse} <- Opts, (Value = os:getenv(Var)) =/= false]).
+	Tuning = maps:from_list([{Key, Parse(Value)} || {Key, Var, Parse} <- Opts, (Value = os:getenv(Var)) =/= false]),
+	maps:merge(Tuning, options_from_env()).
+
+%% MUSTANG_OPTIONS: any protocol options, as an Erlang map term, for
+%% benchmarks that vary an option without a variable of its own, e.g.
+%% MUSTANG_OPTIONS='#{initial_stream_window_size => 1048576}'; merged over
+%% the other variables' options. mustang:start_clear/3 checks them.
+options_from_env() ->
+	case os:getenv("MUSTANG_OPTIONS") of
+		Unset when Unset =:= false; Unset =:= "" ->
+			#{};
+		Text ->
+			Parsed = case erl_scan:string(Text ++ ".") of
+				{ok, Tokens, _} -> erl_parse:parse_term(Tokens);
+				Error -> Error
+			end,
+			case Parsed of
+				{ok, Options} when is_map(Options) -> Options;
+				_ -> error({bad_env, "MUSTANG_OPTIONS", Text, "an Erlang map is expected, e.g. #{active_n => 10}"})
+			end
+	end.
 
 %% Listener socket options a benchmark may vary: MUSTANG_SOCKET_BUFFER=N
 %% bounds each socket read to N bytes (see bench/h2_linear.sh).
