@@ -27,21 +27,30 @@ HOST=127.0.0.1 START_TIMEOUT=30 TAG=server_cpu TOOL_PID=""
 
 SERVER=${1:-}; WL=${2:-}; SECS=${3:-4}
 [[ -n "$SERVER" && -n "$WL" ]] || die "usage: bench/server_cpu.sh mustang|cowboy|elli w1a|w1c|w2a|w2b|w3a|w4a|w6a [SECONDS]"
-PEERS=${MUSTANG_PEERS:-$ROOT/../shared/peers}
 WSLOAD=$ROOT/_tools/go/bin/wsload
 case $WL in
   w1c|w2a) PIN=${CPU_PIN:-none} ;;
   w1a|w2b|w3a|w4a|w6a) PIN=${CPU_PIN:-0} ;;
   *) die "unknown workload $WL" ;;
 esac
-if [[ "$PIN" == none ]]; then PINCMD=(); NCPU=$(nproc); else PINCMD=(taskset -c "$PIN"); NCPU=1; fi
+if [[ "$PIN" == none ]]; then PIN_CMD=(); NCPU=$(nproc); else PIN_CMD=(taskset -c "$PIN"); NCPU=1; fi
 
+# The servers as bench/run.sh starts them (bench/servers.sh), on its ports,
+# the demo on ports of its own.
+DEMO_PORT=18491 DEMO_TLS_PORT=18492
+COWBOY_PORT=8090 COWBOY_H2_PORT=8092 ELLI_PORT=8091
+DEMO_CMD=$ROOT/scripts/run_demo.sh
+PEERS=${MUSTANG_PEERS:-$ROOT/../shared/peers}
+# shellcheck source=bench/servers.sh
+. "$ROOT/bench/servers.sh"
+WORKLOAD=W${WL:1}  # run.sh's name of the workload, e.g. W2b
 case $SERVER in
-  mustang) PORT=18491 ;;
-  cowboy) case $WL in w2a|w2b|w4a) PORT=8092 ;; *) PORT=8090 ;; esac ;;
-  elli) PORT=8091; [[ $WL == w1a || $WL == w1c || $WL == w3a ]] || die "elli serves HTTP/1.1 only" ;;
+  mustang | cowboy) ;;
+  elli) [[ $WL == w1? || $WL == w3a ]] || die "elli serves HTTP/1.1 only" ;;
   *) die "unknown server $SERVER" ;;
 esac
+[[ $SERVER == mustang || -x "$PEERS/start.sh" ]] || die "no peers in $PEERS"
+PORT=$(port_for "$SERVER" "$WORKLOAD")
 
 BODY=$ROOT/_bench/1mb.bin
 mkdir -p "$ROOT/_bench"
@@ -49,29 +58,23 @@ make_file "$BODY" 1048576
 
 exec 9>/tmp/mustang-bench.lock
 flock 9
-LOG=$(mktemp /tmp/server_cpu.XXXXXX)
-if [[ $SERVER == mustang ]]; then
-  (cd "$ROOT" && PORT=$PORT TLS_PORT=$((PORT + 1)) MUSTANG_MAX_KEEPALIVE=infinity \
-    exec "${PINCMD[@]}" scripts/run_demo.sh) >"$LOG" 2>&1 &
-else
-  [[ -x "$PEERS/start.sh" ]] || die "no peers in $PEERS"
-  (exec "${PINCMD[@]}" "$PEERS/start.sh" "$SERVER") >"$LOG" 2>&1 &
-fi
-PID=$!
-trap 'stop_pid "$PID" "$SERVER"; rm -f "$LOG"' EXIT
-wait_http "http://$HOST:$PORT/" "$PID" "$SERVER" "$LOG" || die "$SERVER did not start"
+OUT=$(mktemp -d /tmp/server_cpu.XXXXXX)
+trap 'stop_servers; rm -rf "$OUT"' EXIT
+start_server "$SERVER" || die "$SERVER did not start"
+PID=${PIDS[$SERVER]}
+LOG=$OUT/$([[ $SERVER == mustang ]] && echo demo-rp_false || echo "$SERVER").log  # servers.sh names
 
 URL=http://$HOST:$PORT
 run_client() { # seconds -> rate on stdout
   local s=$1
   case $WL in
-    w1a) "${PINCMD[@]}" wrk -t1 -c1 -d"${s}s" "$URL/" | awk '/Requests\/sec/{print $2}' ;;
-    w1c) "${PINCMD[@]}" wrk -t2 -c100 -d"${s}s" "$URL/" | awk '/Requests\/sec/{print $2}' ;;
-    w2a) "${PINCMD[@]}" h2load -c10 -m10 -D "$s" "$URL/" | awk '/finished in/{print $4}' ;;
-    w2b) "${PINCMD[@]}" h2load -c1 -m1 -D "$s" "$URL/" | awk '/finished in/{print $4}' ;;
-    w3a) "${PINCMD[@]}" h2load --h1 -c1 -m1 -D "$s" -d "$BODY" "$URL/read_body" | awk '/finished in/{print $4}' ;;
-    w4a) "${PINCMD[@]}" h2load -c1 -m1 -D "$s" -d "$BODY" "$URL/read_body" | awk '/finished in/{print $4}' ;;
-    w6a) "${PINCMD[@]}" "$WSLOAD" -mode echo -kind binary -size 1024 -conns 1 -duration "${s}s" \
+    w1a) "${PIN_CMD[@]}" wrk -t1 -c1 -d"${s}s" "$URL/" | awk '/Requests\/sec/{print $2}' ;;
+    w1c) "${PIN_CMD[@]}" wrk -t2 -c100 -d"${s}s" "$URL/" | awk '/Requests\/sec/{print $2}' ;;
+    w2a) "${PIN_CMD[@]}" h2load -c10 -m10 -D "$s" "$URL/" | awk '/finished in/{print $4}' ;;
+    w2b) "${PIN_CMD[@]}" h2load -c1 -m1 -D "$s" "$URL/" | awk '/finished in/{print $4}' ;;
+    w3a) "${PIN_CMD[@]}" h2load --h1 -c1 -m1 -D "$s" -d "$BODY" "$URL/read_body" | awk '/finished in/{print $4}' ;;
+    w4a) "${PIN_CMD[@]}" h2load -c1 -m1 -D "$s" -d "$BODY" "$URL/read_body" | awk '/finished in/{print $4}' ;;
+    w6a) "${PIN_CMD[@]}" "$WSLOAD" -mode echo -kind binary -size 1024 -conns 1 -duration "${s}s" \
            -url "ws://$HOST:$PORT/ws" 2>&1 | grep -oE '"frames_s":[0-9.]+' | cut -d: -f2 ;;
   esac
 }
