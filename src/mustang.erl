@@ -24,6 +24,7 @@
 
 -export([start_clear/3]).
 -export([start_tls/3]).
+-export([start_quic/3]).
 -export([stop_listener/1]).
 -export([drain/2]).
 -export([suspend_listener/1]).
@@ -90,6 +91,22 @@ start_clear(Ref, TransOpts, ProtoOpts) ->
 start_tls(Ref, TransOpts, ProtoOpts) ->
 	start_listener(Ref, mustang_tls, TransOpts, ProtoOpts).
 
+%% An HTTP/3 listener (RFC 9114) on a UDP port, Cowboy's start_quic/3:
+%% QUIC through Mustang's optional NIF (native/mustang_quic). TransOpts as
+%% start_tls/3's (socket_opts gives the certificate: certfile and keyfile,
+%% or cert and key; socket options that apply to UDP, such as recbuf, are
+%% passed to the socket), plus retry (boolean, default false: validate
+%% client addresses with a QUIC Retry before any handshake work, RFC 9000
+%% 8.1.2) and max_connections_per_ip (default infinity). Without the NIF:
+%% {error, {http3_not_built, HowToBuild}}.
+-spec start_quic(ref(), transport_opts(), mustang_opts:protocol_opts())
+	-> {ok, pid()} | {error, any()}.
+start_quic(Ref, TransOpts, ProtoOpts) ->
+	case mustang_quic:available() of
+		true -> start_listener(Ref, mustang_quic, TransOpts, ProtoOpts);
+		{false, _} -> {error, mustang_quic:not_built_error()}
+	end.
+
 start_listener(Ref, Transport, TransOpts0, ProtoOpts) ->
 	case validate(Transport, TransOpts0, ProtoOpts) of
 		{ok, TransOpts} ->
@@ -125,7 +142,7 @@ unwrap_start_error(Reason) ->
 	Reason.
 
 validate(Transport, TransOpts, ProtoOpts) when is_map(TransOpts), is_map(ProtoOpts) ->
-	case maps:keys(maps:without(transport_keys(), TransOpts)) of
+	case maps:keys(maps:without(transport_keys(Transport), TransOpts)) of
 		[] ->
 			case mustang_opts:validate(ProtoOpts) of
 				ok -> normalize_transport(Transport, alpn(Transport, TransOpts, ProtoOpts));
@@ -137,7 +154,9 @@ validate(Transport, TransOpts, ProtoOpts) when is_map(TransOpts), is_map(ProtoOp
 validate(_, _, _) ->
 	{error, {badarg, options_must_be_maps}}.
 
-transport_keys() ->
+transport_keys(mustang_quic) ->
+	[retry, max_connections_per_ip | transport_keys(mustang_tls)];
+transport_keys(_) ->
 	[port, ip, num_acceptors, num_conns_sups, max_connections, socket_opts, shutdown,
 		handshake_timeout, logger].
 
@@ -157,7 +176,9 @@ normalize_transport(Transport, TransOpts0) ->
 		{shutdown, Shutdown =:= infinity orelse (is_integer(Shutdown) andalso Shutdown >= 0)},
 		{handshake_timeout, valid_timeout(HandshakeTimeout)},
 		{logger, is_atom(maps:get(logger, TransOpts, logger))},
-		{tls_certificate, Transport =/= mustang_tls orelse has_certificate(SocketOpts)}
+		{tls_certificate, Transport =:= mustang_tcp orelse has_certificate(SocketOpts)},
+		{retry, is_boolean(maps:get(retry, TransOpts, false))},
+		{max_connections_per_ip, valid_per_ip(maps:get(max_connections_per_ip, TransOpts, infinity))}
 	],
 	case [Name || {Name, false} <- Checks] of
 		[] ->
@@ -170,6 +191,9 @@ normalize_transport(Transport, TransOpts0) ->
 		Bad ->
 			{error, {invalid_transport_options, Bad}}
 	end.
+
+valid_per_ip(infinity) -> true;
+valid_per_ip(N) -> is_integer(N) andalso N > 0.
 
 %% What gen_tcp and ssl take as {ip, Address}.
 valid_ip(any) -> true;
@@ -278,11 +302,18 @@ suspend_listener(Ref) ->
 -spec resume_listener(ref()) -> ok | {error, any()}.
 resume_listener(Ref) ->
 	case listener_sup(Ref) of
-		{ok, ListenerSup} ->
+		{ok, Sup} ->
+			ListenerSup = case mustang_registry:get_transport(Ref) of
+				mustang_quic -> {quic, Sup};
+				_ -> Sup
+			end,
 			Limit = mustang_registry:get_conn_limit(Ref),
 			case mustang_conn_limit:status(Limit) of
 				running ->
 					ok;
+				_ when element(1, ListenerSup) =:= quic ->
+					ok = quic_accepting(element(2, ListenerSup), true),
+					mustang_conn_limit:set_status(Limit, running);
 				_ ->
 					TransOpts = #{port := Port, socket_opts := SocketOpts}
 						= mustang_registry:get_transport_opts(Ref),
@@ -365,10 +396,17 @@ set_max_connections(Ref, Max) when Max =:= infinity; is_integer(Max), Max > 0 ->
 %% over HTTP/2 is a stream of an http2 connection).
 -spec info(ref()) -> info().
 info(Ref) ->
-	Counts = lists:foldl(fun({_, Pid}, Acc) ->
+	Counts0 = lists:foldl(fun({_, Pid}, Acc) ->
 		maps:fold(fun(K, V, Acc2) -> Acc2#{K => V + maps:get(K, Acc2, 0)} end,
 			Acc, mustang_conns_sup:counts(Pid))
-	end, #{http => 0, http2 => 0, websocket => 0}, mustang_registry:get_conns_sups(Ref)),
+	end, case mustang_registry:get_transport(Ref) of
+		mustang_quic -> #{http3 => 0};
+		_ -> #{http => 0, http2 => 0, websocket => 0}
+	end, mustang_registry:get_conns_sups(Ref)),
+	Counts = case mustang_registry:get_transport(Ref) of
+		mustang_quic -> maps:with([http3], Counts0);
+		_ -> Counts0
+	end,
 	#{port => get_port(Ref), status => get_status(Ref),
 		transport => mustang_registry:get_transport(Ref),
 		max_connections => get_max_connections(Ref),
@@ -378,7 +416,7 @@ info(Ref) ->
 %% Handshakes take the listen socket's certificate, not a rotated one
 %% (set_tls_certificate/2).
 clear_tls_certificate(Ref, mustang_tls) -> mustang_registry:set_tls_opts(Ref, []);
-clear_tls_certificate(_, mustang_tcp) -> ok.
+clear_tls_certificate(_, _) -> ok.
 
 listener_sup(Ref) ->
 	Id = {mustang_listener_sup, Ref},
@@ -395,6 +433,20 @@ listener_sup(Ref) ->
 %% supervisor. Acceptors killed while they held a place under
 %% max_connections give it back (recount).
 stop_acceptors(Ref, ListenerSup) ->
+	case mustang_registry:get_transport(Ref) of
+		mustang_quic -> quic_accepting(ListenerSup, false);
+		_ -> stop_tcp_acceptors(Ref, ListenerSup)
+	end.
+
+%% QUIC: the UDP socket carries the connections that are open, so it stays;
+%% the endpoint refuses new ones instead.
+quic_accepting(ListenerSup, Accepting) ->
+	case lists:keyfind(mustang_quic_endpoint, 1, supervisor:which_children(ListenerSup)) of
+		{_, Pid, _, _} when is_pid(Pid) -> mustang_quic_endpoint:set_accepting(Pid, Accepting);
+		_ -> ok
+	end.
+
+stop_tcp_acceptors(Ref, ListenerSup) ->
 	AcceptorPids = case lists:keyfind(mustang_acceptors_sup, 1, supervisor:which_children(ListenerSup)) of
 		{_, AcceptorsSup, _, _} when is_pid(AcceptorsSup) ->
 			[Child || Child = {_, Pid, _, _} <- supervisor:which_children(AcceptorsSup), is_pid(Pid)];
@@ -475,6 +527,11 @@ protocol_opts(Ref) ->
 	-> ok | {error, not_found | not_tls | {invalid_certificate_options, any()}}.
 set_tls_certificate(Ref, CertOpts) ->
 	case tls_listener(Ref) of
+		not_tls ->
+			case mustang_registry:get_transport(Ref) of
+				mustang_quic -> set_quic_certificate(Ref, CertOpts);
+				_ -> {error, not_tls}
+			end;
 		true ->
 			case check_certificate(CertOpts) of
 				ok -> mustang_registry:set_tls_opts(Ref, CertOpts);
@@ -483,6 +540,28 @@ set_tls_certificate(Ref, CertOpts) ->
 		Other ->
 			{error, Other}
 	end.
+
+%% QUIC: the NIF's endpoint gets a new server configuration (rustls checks
+%% that the key matches the certificate); connections open keep theirs.
+set_quic_certificate(Ref, CertOpts) when is_list(CertOpts) ->
+	TransOpts = #{socket_opts := SocketOpts} = mustang_registry:get_transport_opts(Ref),
+	Keys = [cert, key, certfile, keyfile],
+	SocketOpts2 = [O || O <- SocketOpts, not lists:member(element(1, O), Keys)] ++ CertOpts,
+	{ok, ListenerSup} = listener_sup(Ref),
+	case mustang_quic_endpoint:endpoint_opts(TransOpts#{socket_opts => SocketOpts2},
+			get_protocol_options(Ref)) of
+		{ok, NifOpts} ->
+			{_, Pid, _, _} = lists:keyfind(mustang_quic_endpoint, 1,
+				supervisor:which_children(ListenerSup)),
+			case mustang_quic_endpoint:set_config(Pid, NifOpts) of
+				ok -> ok;
+				{error, Reason} -> {error, {invalid_certificate_options, Reason}}
+			end;
+		{error, _} ->
+			{error, {invalid_certificate_options, CertOpts}}
+	end;
+set_quic_certificate(_, CertOpts) ->
+	{error, {invalid_certificate_options, CertOpts}}.
 
 tls_listener(Ref) ->
 	try

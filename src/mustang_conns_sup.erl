@@ -19,6 +19,7 @@
 
 -export([start_link/4]).
 -export([start_connection/1]).
+-export([start_connection/2]).
 -export([wait_for_capacity/1]).
 -export([drain/2]).
 -export([notify_empty/1]).
@@ -49,7 +50,7 @@
 	deadline = undefined :: undefined | integer() | infinity
 }).
 
--type protocol() :: http | http2 | websocket.
+-type protocol() :: http | http2 | websocket | http3.
 -export_type([protocol/0]).
 
 -spec start_link(mustang:ref(), pos_integer(), module(), map()) -> {ok, pid()}.
@@ -62,6 +63,21 @@ start_link(Ref, Id, Transport, TransOpts) ->
 start_connection(ConnsSup) ->
 	MRef = monitor(process, ConnsSup),
 	ConnsSup ! {?MODULE, start, self(), MRef},
+	receive
+		{MRef, Pid} ->
+			demonitor(MRef, [flush]),
+			{ok, Pid};
+		{'DOWN', MRef, process, _, Reason} ->
+			{error, Reason}
+	end.
+
+%% The same for a connection process that is not mustang_conn (QUIC: the
+%% endpoint process starts mustang_http3 processes): {M, F, A} is applied in
+%% the shard and must return the pid of a process it linked.
+-spec start_connection(pid(), {module(), atom(), [any()]}) -> {ok, pid()} | {error, any()}.
+start_connection(ConnsSup, MFA) ->
+	MRef = monitor(process, ConnsSup),
+	ConnsSup ! {?MODULE, start, self(), MRef, MFA},
 	receive
 		{MRef, Pid} ->
 			demonitor(MRef, [flush]),
@@ -144,6 +160,10 @@ loop(State = #state{parent = Parent, ref = Ref, conns = Conns, limit = Limit}) -
 			Pid = mustang_conn:start_link(Ref, State#state.transport),
 			Acceptor ! {Tag, Pid},
 			loop(State#state{conns = Conns#{Pid => http}});
+		{?MODULE, start, Starter, Tag, {M, F, A}} ->
+			Pid = apply(M, F, A),
+			Starter ! {Tag, Pid},
+			loop(State#state{conns = Conns#{Pid => http3}});
 		{'EXIT', Parent, Reason} ->
 			terminate(State, Reason);
 		{'EXIT', Pid, _} when is_map_key(Pid, Conns) ->
@@ -207,7 +227,7 @@ wake_sleeper(State) ->
 handle_call({?MODULE, active_connections}, From, #state{conns = Conns}) ->
 	gen:reply(From, map_size(Conns));
 handle_call({?MODULE, counts}, From, #state{conns = Conns}) ->
-	gen:reply(From, maps:fold(fun(_, Protocol, Acc) -> Acc#{Protocol => maps:get(Protocol, Acc) + 1} end,
+	gen:reply(From, maps:fold(fun(_, Protocol, Acc) -> Acc#{Protocol => maps:get(Protocol, Acc, 0) + 1} end,
 		#{http => 0, http2 => 0, websocket => 0}, Conns));
 handle_call(which_children, From, #state{conns = Conns}) ->
 	gen:reply(From, [{mustang_conn, Pid, worker, [mustang_conn]} || Pid <- maps:keys(Conns)]);

@@ -24,8 +24,19 @@ init({Ref, Transport, TransOpts = #{num_conns_sups := NumConnsSups, max_connecti
 		type => supervisor,
 		shutdown => infinity
 	} || Id <- lists:seq(1, NumConnsSups)],
-	{ok, {#{strategy => rest_for_one, intensity => 1, period => 5},
-		ConnsSups ++ [acceptors_spec(Ref, Transport, TransOpts)]}}.
+	Children = case Transport of
+		%% QUIC: the endpoint owns the UDP socket the connections send on,
+		%% so it starts first and stops last (after the shards drained).
+		mustang_quic ->
+			[#{id => mustang_quic_endpoint,
+				start => {mustang_quic_endpoint, start_link,
+					[Ref, TransOpts, mustang_registry:get_protocol_opts(Ref)]},
+				type => worker,
+				shutdown => 5000} | ConnsSups];
+		_ ->
+			ConnsSups ++ [acceptors_spec(Ref, Transport, TransOpts)]
+	end,
+	{ok, {#{strategy => rest_for_one, intensity => 1, period => 5}, Children}}.
 
 %% The acceptors and their listen socket: stopped and started again by
 %% mustang:suspend_listener/1 and resume_listener/1.

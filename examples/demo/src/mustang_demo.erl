@@ -163,7 +163,10 @@ tls_opts() ->
 	end.
 
 %% A certificate for localhost made at start with OTP's public_key: no
-%% files, no openssl.
+%% files, no openssl. Self-signed, marked basicConstraints CA:FALSE, and
+%% its ECDSA signature algorithm has no parameters (RFC 5758 3.2): QUIC
+%% clients (rustls, aioquic, Chromium over HTTP/3) refuse a certificate
+%% that breaks either rule, which pkix_test_data's does.
 self_signed() ->
 	Key = public_key:generate_key({namedCurve, secp256r1}),
 	SAN = {'Extension', {2, 5, 29, 17}, false, [{dNSName, "localhost"}, {iPAddress, <<127, 0, 0, 1>>}]},
@@ -172,7 +175,14 @@ self_signed() ->
 			peer => [{key, Key}, {digest, sha256}, {extensions, [SAN]}]},
 		client_chain => #{root => [{key, Key}], peer => [{key, Key}]}
 	}),
-	[Opt || Opt = {K, _} <- ServerConfig, lists:member(K, [cert, key, cacerts])].
+	{cert, Der} = lists:keyfind(cert, 1, ServerConfig),
+	{'OTPCertificate', TBS, _, _} = public_key:pkix_decode_cert(Der, otp),
+	%% OTPTBSCertificate: 4 signature, 5 issuer, 7 subject, 11 extensions.
+	NoParams = {'SignatureAlgorithm', {1, 2, 840, 10045, 4, 3, 2}, asn1_NOVALUE},
+	NotCA = {'Extension', {2, 5, 29, 19}, true, {'BasicConstraints', false, asn1_NOVALUE}},
+	TBS2 = setelement(11, setelement(5, setelement(4, TBS, NoParams), element(7, TBS)),
+		element(11, TBS) ++ [NotCA]),
+	[{cert, public_key:pkix_sign(TBS2, Key)} | [Opt || Opt = {key, _} <- ServerConfig]].
 
 env_int(Name, Default) ->
 	case os:getenv(Name) of
