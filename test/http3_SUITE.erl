@@ -1,0 +1,260 @@
+%% HTTP/3 listeners (mustang:start_quic/3) against clients no one here
+%% wrote: aioquic (Python: its own QUIC, TLS and QPACK), through
+%% http3_SUITE_data/h3client.py, which also sends malformed frames.
+%%
+%% Groups:
+%%   build   HTTP/3 is optional: without the NIF start_quic/3 says how to
+%%           build it and the other listeners work; the build script never
+%%           fails without cargo. These run whether the NIF is built or not.
+%%   quic    the QUIC layer: handshake, listener functions, limits.
+%% The quic group is skipped, saying why, when the NIF is not built.
+-module(http3_SUITE).
+-compile([export_all, nowarn_export_all]).
+
+-include_lib("common_test/include/ct.hrl").
+-include_lib("stdlib/include/assert.hrl").
+
+-import(mustang_test, [doc/1, root/0, run/3, run/4, json/1, require_python/2, python/0]).
+
+suite() ->
+	[{timetrap, {seconds, 120}}].
+
+all() ->
+	[{group, build}, {group, quic}].
+
+groups() ->
+	[
+		{build, [], [no_nif_error, build_script_without_cargo]},
+		{quic, [], [
+			handshake_aioquic,
+			listener_info,
+			suspend_refuses_new_connections,
+			stop_listener_closes_connections,
+			max_connections_per_ip,
+			retry_validates_address,
+			set_tls_certificate_quic,
+			unknown_transport_option
+		]}
+	].
+
+init_per_suite(Config) ->
+	{ok, _} = application:ensure_all_started(mustang),
+	[{suite, ?MODULE} | Config].
+
+end_per_suite(_) ->
+	ok.
+
+init_per_group(quic, Config) ->
+	case mustang_quic:available() of
+		true ->
+			Python = require_python(python(), ["aioquic"]),
+			[{python, Python} | Config];
+		{false, Why} ->
+			{skip, io_lib:format("the QUIC NIF is not built (~p): no cargo?", [Why])}
+	end;
+init_per_group(_, Config) ->
+	Config.
+
+end_per_group(_, _) ->
+	ok.
+
+%% Helpers.
+
+start(Ref, TransOpts, ProtoOpts) ->
+	{ok, _} = mustang:start_quic(Ref, maps:merge(#{port => 0,
+		socket_opts => mustang_demo:tls_opts()}, TransOpts), ProtoOpts),
+	mustang:get_port(Ref).
+
+%% Runs h3client.py: the JSON it prints, as a map.
+h3client(Config, Port, Steps) ->
+	h3client(Config, Port, Steps, 5).
+
+h3client(Config, Port, Steps, Timeout) ->
+	Script = filename:join(?config(data_dir, Config), "h3client.py"),
+	{0, Out} = run(?config(python, Config), [Script, integer_to_list(Port),
+		json_encode(Steps), integer_to_list(Timeout)], (Timeout + 20) * 1000),
+	Lines = binary:split(string:trim(Out), <<"\n">>, [global]),
+	json(lists:last(Lines)).
+
+json_encode(Term) ->
+	iolist_to_binary(json_enc(Term)).
+
+json_enc(M) when is_map(M) ->
+	["{", lists:join(",", [[json_enc(atom_to_binary(K)), ":", json_enc(V)]
+		|| {K, V} <- maps:to_list(M)]), "}"];
+json_enc(L) when is_list(L) -> ["[", lists:join(",", [json_enc(V) || V <- L]), "]"];
+json_enc(true) -> "true";
+json_enc(false) -> "false";
+json_enc(A) when is_atom(A) -> json_enc(atom_to_binary(A));
+json_enc(N) when is_integer(N) -> integer_to_binary(N);
+json_enc(B) when is_binary(B) ->
+	["\"", [case C of
+		$" -> "\\\"";
+		$\\ -> "\\\\";
+		_ when C < 32 -> io_lib:format("\\u~4.16.0b", [C]);
+		_ -> C
+	end || <<C>> <= B], "\""].
+
+wait_count(Ref, N) ->
+	mustang_test:wait_until(fun() ->
+		maps:get(http3, maps:get(connections, mustang:info(Ref))) =:= N end, 5000).
+
+%% build.
+
+no_nif_error(_) ->
+	doc("Without the QUIC NIF (MUSTANG_NO_QUIC set, as when cargo was missing), "
+		"start_quic/3 returns {error, {http3_not_built, HowTo}} naming cargo, and "
+		"start_clear/3 and start_tls/3 serve HTTP/1.1 and HTTP/2 as before."),
+	Erl = os:find_executable("erl"),
+	Ebin = filename:dirname(code:which(mustang)),
+	DemoEbin = filename:dirname(code:which(mustang_demo)),
+	Eval = "{ok, _} = application:ensure_all_started(mustang),"
+		" {false, not_built} = mustang_quic:available(),"
+		" {error, {http3_not_built, Why}} = mustang:start_quic(q, #{port => 0,"
+		"   socket_opts => mustang_demo:tls_opts()}, #{}),"
+		" true = string:find(Why, \"cargo\") =/= nomatch,"
+		" {ok, _} = mustang:start_clear(c, #{port => 0}, #{}),"
+		" {ok, _} = mustang:start_tls(t, #{port => 0, socket_opts => mustang_demo:tls_opts()}, #{}),"
+		" {ok, S} = gen_tcp:connect({127,0,0,1}, mustang:get_port(c), [binary, {active, false}]),"
+		" ok = gen_tcp:send(S, <<\"GET / HTTP/1.1\\r\\nhost: x\\r\\n\\r\\n\">>),"
+		" {ok, <<\"HTTP/1.1 \", _/bits>>} = gen_tcp:recv(S, 0, 5000),"
+		" io:format(\"NO_NIF_OK ~s~n\", [Why]), halt(0).",
+	{Status, Out} = run(Erl, ["-noshell", "-pa", Ebin, "-pa", DemoEbin, "-eval", Eval], 60000,
+		[{"MUSTANG_NO_QUIC", "1"}]),
+	ct:log("~s", [Out]),
+	0 = Status,
+	{match, _} = re:run(Out, "NO_NIF_OK .*cargo"),
+	ok.
+
+build_script_without_cargo(Config) ->
+	doc("scripts/build_quic.sh with no cargo anywhere exits 0 (the build goes on) "
+		"and says that HTTP/3 is not built."),
+	Priv = ?config(priv_dir, Config),
+	%% A copy of the script in a tree without priv/mustang_quic.so.
+	Dir = filename:join(Priv, "nocargo"),
+	ok = filelib:ensure_path(filename:join(Dir, "scripts")),
+	ok = filelib:ensure_path(filename:join([Dir, "native", "mustang_quic"])),
+	{ok, _} = file:copy(filename:join(root(), "scripts/build_quic.sh"),
+		filename:join(Dir, "scripts/build_quic.sh")),
+	{ok, _} = file:copy(filename:join(root(), "native/mustang_quic/Cargo.toml"),
+		filename:join(Dir, "native/mustang_quic/Cargo.toml")),
+	{Status, Out} = run("/bin/sh", [filename:join(Dir, "scripts/build_quic.sh")], 30000,
+		[{"PATH", "/usr/bin:/bin"}, {"HOME", Priv}, {"CARGO", false}]),
+	ct:log("~s", [Out]),
+	0 = Status,
+	{match, _} = re:run(Out, "no cargo on PATH: HTTP/3 \\(QUIC NIF\\) not built"),
+	false = filelib:is_regular(filename:join(Dir, "priv/mustang_quic.so")),
+	ok.
+
+%% quic.
+
+handshake_aioquic(Config) ->
+	doc("aioquic completes a QUIC handshake with ALPN h3 (RFC 9114 3.1) and a PING; "
+		"the connection process ends when the client closes."),
+	Port = start(?FUNCTION_NAME, #{}, #{}),
+	try
+		#{<<"handshake">> := true, <<"alpn">> := <<"h3">>} =
+			h3client(Config, Port, [#{op => ping}]),
+		ok = wait_count(?FUNCTION_NAME, 0)
+	after
+		mustang:stop_listener(?FUNCTION_NAME)
+	end.
+
+listener_info(_) ->
+	doc("info/1 and get_port/1 describe a QUIC listener: its UDP port, transport "
+		"mustang_quic, HTTP/3 connections counted."),
+	Port = start(?FUNCTION_NAME, #{}, #{}),
+	try
+		#{port := Port, transport := mustang_quic, status := running,
+			connections := #{http3 := 0}, active_connections := 0} = mustang:info(?FUNCTION_NAME),
+		true = Port > 0
+	after
+		mustang:stop_listener(?FUNCTION_NAME)
+	end.
+
+suspend_refuses_new_connections(Config) ->
+	doc("suspend_listener/1 keeps the UDP socket (open connections go on) and "
+		"refuses new connections (CONNECTION_REFUSED); resume_listener/1 takes them again."),
+	Port = start(?FUNCTION_NAME, #{}, #{}),
+	try
+		ok = mustang:suspend_listener(?FUNCTION_NAME),
+		suspended = mustang:get_status(?FUNCTION_NAME),
+		#{<<"handshake">> := false} = h3client(Config, Port, [#{op => ping}], 3),
+		ok = mustang:resume_listener(?FUNCTION_NAME),
+		Port = mustang:get_port(?FUNCTION_NAME),
+		#{<<"handshake">> := true} = h3client(Config, Port, [#{op => ping}])
+	after
+		mustang:stop_listener(?FUNCTION_NAME)
+	end.
+
+stop_listener_closes_connections(Config) ->
+	doc("stop_listener/1 closes the open QUIC connections (the client sees the "
+		"connection closed) and the UDP port."),
+	Port = start(?FUNCTION_NAME, #{}, #{}),
+	Self = self(),
+	Client = spawn_link(fun() ->
+		Self ! {client, h3client(Config, Port, [#{op => ping}, #{op => sleep, ms => 3000},
+			#{op => ping}], 5)}
+	end),
+	ok = wait_count(?FUNCTION_NAME, 1),
+	ok = mustang:stop_listener(?FUNCTION_NAME),
+	receive
+		{client, #{<<"closed">> := Closed}} -> true = Closed =/= null
+	after 20000 ->
+		exit(Client, kill),
+		error(client_timeout)
+	end,
+	{ok, S} = gen_udp:open(Port, [{ip, {0, 0, 0, 0}}]),
+	ok = gen_udp:close(S).
+
+max_connections_per_ip(Config) ->
+	doc("With max_connections_per_ip 1, a second connection from 127.0.0.1 is refused "
+		"while the first is open."),
+	Port = start(?FUNCTION_NAME, #{max_connections_per_ip => 1}, #{}),
+	Self = self(),
+	try
+		spawn_link(fun() ->
+			Self ! {first, h3client(Config, Port, [#{op => ping}, #{op => sleep, ms => 2500}])}
+		end),
+		ok = wait_count(?FUNCTION_NAME, 1),
+		#{<<"handshake">> := false} = h3client(Config, Port, [#{op => ping}], 2),
+		receive {first, #{<<"handshake">> := true}} -> ok after 20000 -> error(first) end
+	after
+		mustang:stop_listener(?FUNCTION_NAME)
+	end.
+
+retry_validates_address(Config) ->
+	doc("With the retry transport option the handshake goes through a Retry "
+		"(RFC 9000 8.1.2) and completes."),
+	Port = start(?FUNCTION_NAME, #{retry => true}, #{}),
+	try
+		#{<<"handshake">> := true} = h3client(Config, Port, [#{op => ping}])
+	after
+		mustang:stop_listener(?FUNCTION_NAME)
+	end.
+
+set_tls_certificate_quic(Config) ->
+	doc("set_tls_certificate/2 on a QUIC listener: new connections get the new "
+		"certificate; a key that does not match is refused."),
+	Port = start(?FUNCTION_NAME, #{}, #{}),
+	try
+		New = mustang_demo:tls_opts(),
+		ok = mustang:set_tls_certificate(?FUNCTION_NAME, New),
+		#{<<"handshake">> := true} = h3client(Config, Port, [#{op => ping}]),
+		{cert, Cert} = lists:keyfind(cert, 1, New),
+		{key, OtherKey} = lists:keyfind(key, 1, mustang_demo:tls_opts()),
+		{error, {invalid_certificate_options, _}} =
+			mustang:set_tls_certificate(?FUNCTION_NAME, [{cert, Cert}, {key, OtherKey}])
+	after
+		mustang:stop_listener(?FUNCTION_NAME)
+	end.
+
+unknown_transport_option(_) ->
+	doc("start_quic/3 refuses unknown transport options and a listener without a "
+		"certificate, naming them."),
+	{error, {unknown_transport_options, [nope]}} =
+		mustang:start_quic(?FUNCTION_NAME, #{nope => 1, socket_opts => mustang_demo:tls_opts()}, #{}),
+	{error, {invalid_transport_options, [tls_certificate]}} =
+		mustang:start_quic(?FUNCTION_NAME, #{}, #{}),
+	{error, {invalid_transport_options, [retry]}} =
+		mustang:start_quic(?FUNCTION_NAME, #{retry => yes, socket_opts => mustang_demo:tls_opts()}, #{}).
