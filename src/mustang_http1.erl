@@ -627,15 +627,15 @@ keepalive_allowed(StreamID, Max) -> StreamID < Max.
 %% Built once with every key it will have (the router's included), so that
 %% later updates do not grow the map.
 build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, proxy_header = ProxyHeader,
-		scheme = Scheme}, StreamID, Request = #{body := Body}, Mode) ->
+		scheme = Scheme, opts = Opts}, StreamID, Request = #{body := Body}, Mode) ->
 	{HasBody, BodyLength} = case Body of
 		none -> {false, 0};
 		{length, N} -> {true, N};
 		chunked -> {true, undefined}
 	end,
 	mustang_req:new(#{ref => Ref, pid => self(), streamid => StreamID, peer => Peer, sock => Sock,
-		cert => Cert, proxy_header => ProxyHeader, scheme => Scheme, mode => Mode}, Request, HasBody,
-		BodyLength).
+		cert => Cert, proxy_header => ProxyHeader, scheme => Scheme, mode => Mode,
+		alt_svc => maps:get(alt_svc, Opts, undefined)}, Request, HasBody, BodyLength).
 
 %% Stopping.
 

@@ -531,15 +531,16 @@ start_stream(St = #st{streams = Streams}, StreamID, Request, IsFin) ->
 	end.
 
 build_req(#st{ref = Ref, peer = Peer, sock = Sock, cert = Cert, proxy_header = ProxyHeader,
-		scheme = Scheme}, StreamID, Request = #{content_length := Length}, IsFin) ->
+		scheme = Scheme, opts = Opts}, StreamID, Request = #{content_length := Length}, IsFin) ->
 	{HasBody, BodyLength} = case {IsFin, Length} of
 		{fin, _} -> {false, 0};
 		{nofin, 0} -> {false, 0};
 		{nofin, _} -> {true, Length}
 	end,
 	mustang_req:new(#{ref => Ref, pid => self(), streamid => StreamID, peer => Peer, sock => Sock,
-		cert => Cert, proxy_header => ProxyHeader, scheme => Scheme, mode => process},
-		Request#{version => 'HTTP/2'}, HasBody, BodyLength).
+		cert => Cert, proxy_header => ProxyHeader, scheme => Scheme, mode => process,
+		alt_svc => maps:get(alt_svc, Opts, undefined)}, Request#{version => 'HTTP/2'}, HasBody,
+		BodyLength).
 
 %% The stream ends now (the machine has already forgotten it): its handler
 %% process is stopped (its exit is then ignored), waiting callers are

@@ -18,15 +18,14 @@
 
 %% HTTP/3 protocol options of their own, with their defaults (the shared
 %% ones, env, middlewares, stream_handlers, idle_timeout, logger..., are
-%% mustang_http1's). mustang_opts validates them.
+%% mustang_http1's; max_concurrent_streams and enable_connect_protocol are
+%% HTTP/2's, with the same meaning). mustang_opts validates them.
 -define(DEFAULTS, #{
-	max_concurrent_streams => 100,
 	max_uni_streams => 16,
 	max_field_section_size => 65536,
 	qpack_max_table_capacity => 4096,
 	qpack_encoder_max_table_capacity => 4096,
 	qpack_blocked_streams => 100,
-	enable_connect_protocol => false,
 	quic_stream_receive_window => 1250000,
 	quic_receive_window => 15000000,
 	quic_send_window => 15000000
@@ -55,7 +54,8 @@ start_link(Ref, Args) ->
 init(Parent, Ref, #{key := Key, conn := Conn, peer := Peer, socket := Socket,
 		endpoint := Endpoint}) ->
 	process_flag(trap_exit, true),
-	Opts = maps:merge(?DEFAULTS, mustang_registry:get_protocol_opts(Ref)),
+	Opts = maps:merge(maps:merge(mustang_http2:defaults(), ?DEFAULTS),
+		mustang_registry:get_protocol_opts(Ref)),
 	QC = mustang_quic_conn:new(Conn, Key, Socket, Endpoint, Peer),
 	%% The first step sends the rest of the server's handshake flight.
 	loop(#st{parent = Parent, ref = Ref, opts = Opts, qc = QC, peer = Peer}, true).

@@ -59,6 +59,19 @@
 %%   flow_control_timeout (30000)    or infinity
 %%   max_cancel_stream_rate ({500, 10000}),
 %%   max_overhead_frame_rate ({2000, 10000}): {Count >= 1, Ms >= 1}
+%% HTTP/3 (mustang:start_quic/3; max_concurrent_streams and
+%% enable_connect_protocol as HTTP/2's, idle_timeout is also QUIC's
+%% max_idle_timeout; RFC 9114, RFC 9204, RFC 9000):
+%%   max_field_section_size (65536)  SETTINGS_MAX_FIELD_SECTION_SIZE, 0..2^62-1
+%%   qpack_max_table_capacity (4096), qpack_blocked_streams (100):
+%%                                   our decoder's SETTINGS, 0..4294967295
+%%   qpack_encoder_max_table_capacity (4096)  >= 0
+%%   max_uni_streams (16)            3..2^60 (RFC 9114 6.2 wants 3 or more)
+%%   quic_stream_receive_window (1250000), quic_receive_window (15000000),
+%%   quic_send_window (15000000)     1..2^62-1
+%% TCP listeners:
+%%   alt_svc (none)                  an Alt-Svc field value (RFC 7838) added to
+%%                                   every response, e.g. <<"h3=\":443\"">>
 %% Stream handlers:
 %%   compress_threshold (300)        >= 0
 %%   compress_buffering (false)
@@ -98,7 +111,7 @@
 -export([validate_websocket/1]).
 -export([defaults/0]).
 
--export_type([http1_opts/0, http2_opts/0, protocol_opts/0, websocket_opts/0]).
+-export_type([http1_opts/0, http2_opts/0, http3_opts/0, protocol_opts/0, websocket_opts/0]).
 -export_type([error/0, websocket_error/0]).
 
 %% The largest timeout a `receive ... after' takes.
@@ -106,6 +119,8 @@
 %% RFC 9113 6.5.1: SETTINGS values are 32 bits; 6.9.1: windows at most 2^31-1.
 -define(MAX_SETTING, 4294967295).
 -define(MAX_WINDOW, 2147483647).
+%% RFC 9000 16: QUIC variable-length integers.
+-define(MAX_VARINT, 4611686018427387903).
 %% inet: {active, N} takes N up to 32767.
 -define(MAX_ACTIVE_N, 32767).
 
@@ -172,6 +187,17 @@
 	stream_send_buffer_size => non_neg_integer(),
 	connection_send_buffer_size => non_neg_integer()).
 
+-define(HTTP3_OPTS,
+	max_field_section_size => 0..?MAX_VARINT,
+	qpack_max_table_capacity => setting(),
+	qpack_blocked_streams => setting(),
+	qpack_encoder_max_table_capacity => non_neg_integer(),
+	max_uni_streams => 3..1152921504606846976,
+	quic_stream_receive_window => 1..?MAX_VARINT,
+	quic_receive_window => 1..?MAX_VARINT,
+	quic_send_window => 1..?MAX_VARINT,
+	alt_svc => binary()).
+
 -define(STREAM_OPTS,
 	compress_threshold => non_neg_integer(),
 	compress_buffering => boolean(),
@@ -188,7 +214,8 @@
 
 -type http1_opts() :: #{?SHARED_OPTS, ?HTTP1_OPTS}.
 -type http2_opts() :: #{?SHARED_OPTS, ?HTTP2_OPTS}.
--type protocol_opts() :: #{?SHARED_OPTS, ?HTTP1_OPTS, ?HTTP2_OPTS, ?STREAM_OPTS}.
+-type http3_opts() :: #{?SHARED_OPTS, ?HTTP3_OPTS}.
+-type protocol_opts() :: #{?SHARED_OPTS, ?HTTP1_OPTS, ?HTTP2_OPTS, ?HTTP3_OPTS, ?STREAM_OPTS}.
 
 -type websocket_opts() :: #{
 	idle_timeout => ms() | infinity,
@@ -241,7 +268,8 @@ validate_websocket(_) ->
 defaults() ->
 	maps:merge(
 		maps:merge(mustang_http1:defaults(), mustang_http1_codec:default_limits()),
-		maps:merge(mustang_http2:defaults(), ?STREAM_DEFAULTS)).
+		maps:merge(maps:merge(mustang_http2:defaults(), mustang_http3:defaults()),
+			?STREAM_DEFAULTS)).
 
 check(Opts, Rule, UnknownTag, InvalidTag) ->
 	{Unknown, Invalid} = maps:fold(fun(Key, Value, {U, I}) ->
@@ -312,6 +340,16 @@ protocol_option(max_overhead_frame_rate, V) -> rate(V);
 protocol_option(flow_control_timeout, V) -> timeout_or_infinity(V);
 protocol_option(stream_send_buffer_size, V) -> non_neg(V);
 protocol_option(connection_send_buffer_size, V) -> non_neg(V);
+%% HTTP/3.
+protocol_option(max_field_section_size, V) -> int(V, 0, ?MAX_VARINT);
+protocol_option(qpack_max_table_capacity, V) -> int(V, 0, ?MAX_SETTING);
+protocol_option(qpack_blocked_streams, V) -> int(V, 0, ?MAX_SETTING);
+protocol_option(qpack_encoder_max_table_capacity, V) -> non_neg(V);
+protocol_option(max_uni_streams, V) -> int(V, 3, 1 bsl 60);
+protocol_option(quic_stream_receive_window, V) -> int(V, 1, ?MAX_VARINT);
+protocol_option(quic_receive_window, V) -> int(V, 1, ?MAX_VARINT);
+protocol_option(quic_send_window, V) -> int(V, 1, ?MAX_VARINT);
+protocol_option(alt_svc, V) -> is_binary(V) andalso safe_value(V);
 %% Stream handlers.
 protocol_option(compress_threshold, V) -> non_neg(V);
 protocol_option(compress_buffering, V) -> is_boolean(V);
@@ -355,6 +393,9 @@ deflate_option(client_max_window_bits, V) -> int(V, 8, 15);
 deflate_option(_, _) -> false.
 
 %% Value rules.
+
+%% A field value that cannot split a response: no CR, LF or NUL.
+safe_value(V) -> binary:match(V, [<<"\r">>, <<"\n">>, <<0>>]) =:= nomatch.
 
 int(V, Min, Max) -> is_integer(V) andalso V >= Min andalso V =< Max.
 

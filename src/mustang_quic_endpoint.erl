@@ -119,7 +119,7 @@ endpoint_opts(TransOpts, ProtoOpts) ->
 	SocketOpts = maps:get(socket_opts, TransOpts, []),
 	case certificate(SocketOpts) of
 		{ok, Chain, Key} ->
-			Http3 = maps:merge(mustang_http3:defaults(), ProtoOpts),
+			Http3 = maps:merge(maps:merge(mustang_http2:defaults(), mustang_http3:defaults()), ProtoOpts),
 			Idle = case maps:get(idle_timeout, ProtoOpts, 60000) of
 				infinity -> 0;
 				Ms -> Ms

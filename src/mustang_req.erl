@@ -825,14 +825,14 @@ ok({error, Reason}) -> exit({shutdown, {socket_error, Reason}}).
 %% The Req of a new stream, for connections: built here, in one place, with
 %% every key it will have (the router's included), so that later updates do
 %% not grow the map. Conn holds ref, pid, streamid, peer, sock, cert, mode
-%% and the connection's scheme; Request what the protocol parsed (method,
+%% and the connection's scheme, and alt_svc when the listener has it; Request what the protocol parsed (method,
 %% version, host, port when the target gave one, path, qs, headers, and for
 %% HTTP/2 scheme from :scheme and extended CONNECT protocol). An HTTP/1.1
 %% request has the connection's scheme, whatever an absolute-form target
 %% said (RFC 9112 3.3).
 -spec new(map(), map(), boolean(), non_neg_integer() | undefined) -> req().
-new(#{ref := Ref, pid := Pid, streamid := StreamID, peer := Peer, sock := Sock, cert := Cert,
-		proxy_header := ProxyHeader, scheme := ConnScheme, mode := Mode},
+new(Conn = #{ref := Ref, pid := Pid, streamid := StreamID, peer := Peer, sock := Sock,
+		cert := Cert, proxy_header := ProxyHeader, scheme := ConnScheme, mode := Mode},
 		Request = #{method := Method, version := Version, host := Host, path := Path, qs := Qs,
 			headers := Headers}, HasBody, BodyLength) ->
 	Scheme = case maps:get(scheme, Request, undefined) of
@@ -873,7 +873,13 @@ new(#{ref := Ref, pid := Pid, streamid := StreamID, peer := Peer, sock := Sock, 
 		undefined -> Req;
 		Protocol -> Req#{protocol => Protocol}
 	end,
-	with_proxy_header(Req2, ProxyHeader).
+	%% The listener's alt_svc option (RFC 7838): a response header of every
+	%% request, as if the handler had set it (it may change or remove it).
+	Req3 = case Conn of
+		#{alt_svc := AltSvc} when is_binary(AltSvc) -> Req2#{resp_headers => #{<<"alt-svc">> => AltSvc}};
+		_ -> Req2
+	end,
+	with_proxy_header(Req3, ProxyHeader).
 
 %% Req with the PROXY protocol header under proxy_header, as Cowboy's Req
 %% has it; Req as it is when the connection had none (the option is off).

@@ -24,7 +24,7 @@ all() ->
 
 groups() ->
 	[
-		{build, [], [no_nif_error, build_script_without_cargo]},
+		{build, [], [no_nif_error, build_script_without_cargo, alt_svc_http1, alt_svc_http2]},
 		{quic, [], [
 			handshake_aioquic,
 			listener_info,
@@ -145,6 +145,29 @@ build_script_without_cargo(Config) ->
 	{match, _} = re:run(Out, "no cargo on PATH: HTTP/3 \\(QUIC NIF\\) not built"),
 	false = filelib:is_regular(filename:join(Dir, "priv/mustang_quic.so")),
 	ok.
+
+alt_svc_http1(_) ->
+	doc("The alt_svc protocol option adds its Alt-Svc field (RFC 7838) to every "
+		"HTTP/1.1 response, inline and process mode."),
+	[alt_svc(Mode, http1) || Mode <- [inline, process]],
+	ok.
+
+alt_svc_http2(_) ->
+	doc("The alt_svc protocol option adds its Alt-Svc field to HTTP/2 responses."),
+	alt_svc(process, h2c).
+
+alt_svc(Mode, Transport) ->
+	Ref = {alt_svc, Mode, Transport},
+	AltSvc = <<"h3=\":8443\"; ma=86400">>,
+	Port = mustang_test:start_listener(Ref, [{'_', [{"/", hello_h, []}]}], Mode,
+		#{alt_svc => AltSvc}),
+	try
+		Config = [{port, Port}, {transport, Transport}, {mode, Mode}],
+		#{status := 200, headers := Headers} = mustang_test:request(Config, "GET", "/", [], none),
+		{_, AltSvc} = lists:keyfind(<<"alt-svc">>, 1, Headers)
+	after
+		mustang:stop_listener(Ref)
+	end.
 
 %% quic.
 

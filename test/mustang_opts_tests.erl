@@ -70,6 +70,15 @@ protocol_table() ->
 		{flow_control_timeout, [0, ?MAX_MS, infinity], [-1, ?MAX_MS + 1]},
 		{stream_send_buffer_size, [0, 262144], [-1, infinity]},
 		{connection_send_buffer_size, [0, 1048576], [-1, infinity]},
+		{max_field_section_size, [0, 65536, (1 bsl 62) - 1], [-1, 1 bsl 62, infinity]},
+		{qpack_max_table_capacity, [0, 4096, ?MAX_SETTING], [-1, ?MAX_SETTING + 1]},
+		{qpack_blocked_streams, [0, 100, ?MAX_SETTING], [-1, ?MAX_SETTING + 1]},
+		{qpack_encoder_max_table_capacity, [0, 4096], [-1, infinity]},
+		{max_uni_streams, [3, 16, 1 bsl 60], [2, 0, (1 bsl 60) + 1]},
+		{quic_stream_receive_window, [1, 1250000, (1 bsl 62) - 1], [0, 1 bsl 62]},
+		{quic_receive_window, [1, 15000000], [0, infinity]},
+		{quic_send_window, [1, 15000000], [0, -1]},
+		{alt_svc, [<<"h3=\":443\"; ma=86400">>, <<>>], [<<"h3\r\nx: y">>, "h3=\":443\"", 1]},
 		{compress_threshold, [0, 300], [-1, infinity]},
 		{compress_buffering, [true, false], [0, yes]},
 		{decompress_enabled, [true, false], [0, yes]},
@@ -88,7 +97,7 @@ protocol_table() ->
 %% Protocol options that have no default.
 no_default_keys() ->
 	[metrics_callback, metrics_req_filter, metrics_resp_headers_filter,
-		tracer_callback, tracer_match_specs, tracer_flags].
+		tracer_callback, tracer_match_specs, tracer_flags, alt_svc].
 
 websocket_table() ->
 	Fun1 = fun(_) -> ok end,
@@ -141,7 +150,7 @@ values_tests(Table, Validate, InvalidTag) ->
 connection_defaults_have_rules_test_() ->
 	Defaults = lists:append([maps:to_list(mustang_http1:defaults()),
 		maps:to_list(mustang_http1_codec:default_limits()),
-		maps:to_list(mustang_http2:defaults())]),
+		maps:to_list(mustang_http2:defaults()), maps:to_list(mustang_http3:defaults())]),
 	[{atom_to_list(Key), ?_assertEqual(ok, ?M:validate(#{Key => Value}))}
 		|| {Key, Value} <- Defaults].
 
