@@ -59,10 +59,19 @@ start(Config = #{port := Port, tls_port := TLSPort}) ->
 	end,
 	ProtoOpts = protocol_opts(Config),
 	SocketOpts = maps:get(socket_opts, Config, []),
+	TlsOpts = tls_opts(),
+	%% HTTP/3 on the same port number over UDP, when Mustang was built with
+	%% its QUIC NIF (cargo); the HTTPS listener advertises it (RFC 7838).
+	H3 = mustang_quic:available() =:= true andalso TLSPort =/= 0,
+	TlsProtoOpts = case H3 of
+		true -> ProtoOpts#{alt_svc => iolist_to_binary(
+			[<<"h3=\":">>, integer_to_binary(TLSPort), <<"\"; ma=86400">>])};
+		false -> ProtoOpts
+	end,
 	case mustang:start_clear(demo_http, #{port => Port, socket_opts => SocketOpts}, ProtoOpts) of
 		{ok, Clear} ->
-			case mustang:start_tls(demo_https, #{port => TLSPort, socket_opts => SocketOpts ++ tls_opts()},
-					ProtoOpts) of
+			case mustang:start_tls(demo_https, #{port => TLSPort, socket_opts => SocketOpts ++ TlsOpts},
+					TlsProtoOpts) of
 				{ok, TLS} ->
 					Mode = case maps:get(request_process, ProtoOpts) of
 						true -> "process per request";
@@ -72,12 +81,22 @@ start(Config = #{port := Port, tls_port := TLSPort}) ->
 						[mustang:get_port(demo_http), Mode]),
 					logger:notice("Mustang demo listening on https://localhost:~b/ (~s)",
 						[mustang:get_port(demo_https), Mode]),
+					_ = H3 andalso start_h3(TLSPort, TlsOpts, ProtoOpts),
 					{ok, {Clear, TLS}};
 				Error ->
 					Error
 			end;
 		Error ->
 			Error
+	end.
+
+start_h3(Port, TlsOpts, ProtoOpts) ->
+	case mustang:start_quic(demo_h3, #{port => Port, socket_opts => TlsOpts}, ProtoOpts) of
+		{ok, _} ->
+			logger:notice("Mustang demo listening on https://localhost:~b/ over HTTP/3 (UDP)",
+				[Port]);
+		{error, Reason} ->
+			logger:warning("Mustang demo: no HTTP/3 listener: ~0p", [Reason])
 	end.
 
 -spec routes() -> mustang_router:routes().
