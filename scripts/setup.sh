@@ -21,7 +21,7 @@ APT_PKGS=(
   erlang-nox erlang-dev rebar3 erlang-common-test erlang-dialyzer
   erlang-eunit erlang-proper erlang-proper-dev erlang-tools
   curl wrk nginx-light nghttp2-client openssl chromium graphviz
-  media-types haproxy
+  media-types haproxy ngtcp2-client
 )
 # pip requirement -> module that must import for it to count as present
 # aioquic and pylsqpack: HTTP/3 and QPACK clients no one here wrote (test/http3_SUITE).

@@ -281,6 +281,7 @@ peer(undefined) -> <<"-">>;
 peer(IP) -> list_to_binary(inet:ntoa(IP)).
 
 version('HTTP/2') -> <<"HTTP/2.0">>;
+version('HTTP/3') -> <<"HTTP/3.0">>;
 version(Version) when is_atom(Version) -> atom_to_binary(Version).
 
 %% [10/Oct/2000:13:55:36 -0700], local time.

@@ -96,7 +96,7 @@
 
 -type req() :: #{
 	method := binary(),
-	version := 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2',
+	version := 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2' | 'HTTP/3',
 	scheme := binary(),
 	host := binary(),
 	port := inet:port_number(),
@@ -145,7 +145,7 @@
 -spec method(req()) -> binary().
 method(#{method := Method}) -> Method.
 
--spec version(req()) -> 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2'.
+-spec version(req()) -> 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2' | 'HTTP/3'.
 version(#{version := Version}) -> Version.
 
 -spec scheme(req()) -> binary().

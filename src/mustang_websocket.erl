@@ -128,9 +128,10 @@
 
 %% A Websocket handshake request: GET with Upgrade: websocket over HTTP/1.1
 %% (RFC 6455 4.1), or extended CONNECT with :protocol websocket over HTTP/2
-%% (RFC 8441 4).
+%% (RFC 8441 4) or HTTP/3 (RFC 9220, the same exchange).
 -spec is_upgrade_request(mustang_req:req()) -> boolean().
-is_upgrade_request(#{version := 'HTTP/2', method := <<"CONNECT">>, protocol := Protocol}) ->
+is_upgrade_request(#{version := V, method := <<"CONNECT">>, protocol := Protocol})
+		when V =:= 'HTTP/2'; V =:= 'HTTP/3' ->
 	string:lowercase(Protocol) =:= <<"websocket">>;
 is_upgrade_request(#{version := 'HTTP/1.1', method := <<"GET">>, headers := Headers}) ->
 	mustang_http_hd:has_token(<<"connection">>, <<"upgrade">>, Headers)
@@ -157,7 +158,7 @@ upgrade(Req, Env, Handler, HState, Opts) ->
 			Headers0 = maps:merge(maps:get(resp_headers, Req, #{}), Extensions),
 			Args = {Handler, HState, filter_req(Req, Opts), Opts, Deflate},
 			case Req of
-				#{version := 'HTTP/2'} ->
+				#{version := V} when V =:= 'HTTP/2'; V =:= 'HTTP/3' ->
 					h2_upgrade(Req, Env, Headers0, Args);
 				_ ->
 					Headers = Headers0#{<<"connection">> => <<"Upgrade">>,
@@ -171,7 +172,8 @@ upgrade(Req, Env, Handler, HState, Opts) ->
 			{ok, mustang_req:reply(Status, Headers, Req), Env}
 	end.
 
-handshake(#{version := 'HTTP/2', method := <<"CONNECT">>, protocol := _, headers := Headers} = Req) ->
+handshake(#{version := V, method := <<"CONNECT">>, protocol := _, headers := Headers} = Req)
+		when V =:= 'HTTP/2'; V =:= 'HTTP/3' ->
 	case {is_upgrade_request(Req), Headers} of
 		{true, #{<<"sec-websocket-version">> := <<"13">>}} -> {ok, none};
 		{true, _} -> {error, 400, #{<<"sec-websocket-version">> => <<"13">>}};

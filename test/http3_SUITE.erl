@@ -7,7 +7,10 @@
 %%           build it and the other listeners work; the build script never
 %%           fails without cargo. These run whether the NIF is built or not.
 %%   quic    the QUIC layer: handshake, listener functions, limits.
-%% The quic group is skipped, saying why, when the NIF is not built.
+%%   h3      requests: aioquic, Chromium (headless, h3 forced on the
+%%           listener's origin), Debian's ngtcp2 client (gtlsclient), and
+%%           Websocket over HTTP/3 (RFC 9220) with aioquic.
+%% The quic and h3 groups are skipped, saying why, when the NIF is not built.
 -module(http3_SUITE).
 -compile([export_all, nowarn_export_all]).
 
@@ -20,7 +23,7 @@ suite() ->
 	[{timetrap, {seconds, 120}}].
 
 all() ->
-	[{group, build}, {group, quic}].
+	[{group, build}, {group, quic}, {group, h3}].
 
 groups() ->
 	[
@@ -34,6 +37,15 @@ groups() ->
 			retry_validates_address,
 			set_tls_certificate_quic,
 			unknown_transport_option
+		]},
+		{h3, [], [
+			get_aioquic,
+			post_body_aioquic,
+			crash_500_connection_goes_on,
+			malformed_request_stream_error,
+			websocket_rfc9220_aioquic,
+			chromium_h3,
+			ngtcp2_client
 		]}
 	].
 
@@ -44,6 +56,18 @@ init_per_suite(Config) ->
 end_per_suite(_) ->
 	ok.
 
+init_per_group(h3, Config0) ->
+	case init_per_group(quic, Config0) of
+		Config when is_list(Config) ->
+			Routes = [{'_', [{"/", hello_h, []}, {"/echo/:key", echo_h, []},
+				{"/crash", crash_h, []}, {"/page", protocol_page_h, []},
+				{"/ws", mustang_demo_ws_echo_h, []}]}],
+			Port = start(h3_group, #{}, #{env => #{dispatch => mustang_router:compile(Routes)},
+				enable_connect_protocol => true}),
+			[{port, Port} | Config];
+		Skip ->
+			Skip
+	end;
 init_per_group(quic, Config) ->
 	case mustang_quic:available() of
 		true ->
@@ -55,6 +79,8 @@ init_per_group(quic, Config) ->
 init_per_group(_, Config) ->
 	Config.
 
+end_per_group(h3, _) ->
+	mustang:stop_listener(h3_group);
 end_per_group(_, _) ->
 	ok.
 
@@ -281,3 +307,98 @@ unknown_transport_option(_) ->
 		mustang:start_quic(?FUNCTION_NAME, #{}, #{}),
 	{error, {invalid_transport_options, [retry]}} =
 		mustang:start_quic(?FUNCTION_NAME, #{retry => yes, socket_opts => mustang_demo:tls_opts()}, #{}).
+
+%% h3.
+
+response(#{<<"results">> := Results}, N) ->
+	lists:nth(N, Results).
+
+get_aioquic(Config) ->
+	doc("aioquic GETs / over HTTP/3: 200 and the body (RFC 9114 4.1)."),
+	R = h3client(Config, ?config(port, Config), [#{op => request, path => <<"/">>},
+		#{op => request, path => <<"/echo/version">>}]),
+	#{<<"status">> := 200, <<"body">> := <<"Hello world!">>} = response(R, 1),
+	#{<<"status">> := 200, <<"body">> := <<"'HTTP/3'">>} = response(R, 2).
+
+post_body_aioquic(Config) ->
+	doc("A request body in several DATA frames is read whole by the handler."),
+	R = h3client(Config, ?config(port, Config), [#{op => request, method => <<"POST">>,
+		path => <<"/echo/read_body">>, parts => [<<"hello ">>, <<"world">>]}]),
+	#{<<"status">> := 200, <<"body">> := <<"<<\"hello world\">>">>} = response(R, 1).
+
+crash_500_connection_goes_on(Config) ->
+	doc("A crashing handler gets its request a 500; the connection's next request is "
+		"served."),
+	R = h3client(Config, ?config(port, Config), [#{op => request, path => <<"/crash">>},
+		#{op => request, path => <<"/">>}]),
+	#{<<"status">> := 500} = response(R, 1),
+	#{<<"status">> := 200} = response(R, 2),
+	%% The client closed it (error 0), not the server.
+	case maps:get(<<"closed">>, R) of
+		null -> ok;
+		#{<<"error_code">> := 0} -> ok
+	end.
+
+malformed_request_stream_error(Config) ->
+	doc("A request without :path is malformed (RFC 9114 4.3.1): a stream error "
+		"(H3_MESSAGE_ERROR) or a 400 on that stream, and the next request on the "
+		"connection is served (RFC 9114 4.1.2)."),
+	%% HEADERS (type 1, length 4): Required Insert Count 0, Base 0, then the
+	%% static table's :method GET (17) and :scheme https (23), indexed.
+	R = h3client(Config, ?config(port, Config), [
+		#{op => raw, stream => <<"new">>, hex => <<"01040000d1d7">>, fin => true},
+		#{op => request, path => <<"/">>}]),
+	case response(R, 1) of
+		#{<<"reset">> := 16#10e} -> ok;
+		#{<<"body_hex">> := Hex} -> true = Hex =/= null
+	end,
+	#{<<"status">> := 200} = response(R, 2).
+
+websocket_rfc9220_aioquic(Config) ->
+	doc("Websocket over HTTP/3 (RFC 9220): extended CONNECT with :protocol websocket "
+		"gets 200, text messages are echoed, the close handshake ends with 1000."),
+	R = h3client(Config, ?config(port, Config), [#{op => ws, path => <<"/ws">>,
+		messages => [<<"hello">>, <<"over h3">>]}]),
+	#{<<"status">> := 200, <<"messages">> := [<<"hello">>, <<"over h3">>],
+		<<"close">> := 1000} = response(R, 1).
+
+chromium_h3(Config) ->
+	doc("Headless Chromium, with QUIC forced on the listener's origin and the "
+		"certificate's SPKI hash trusted, loads a page over HTTP/3 and reports its "
+		"protocol as h3."),
+	Chromium = case os:find_executable("chromium") of
+		false -> ct:fail("chromium not found: run scripts/setup.sh");
+		C -> C
+	end,
+	Port = integer_to_list(?config(port, Config)),
+	Profile = filename:join(?config(priv_dir, Config), "chromium-profile"),
+	{Status, Out} = run(Chromium, ["--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--no-first-run", "--user-data-dir=" ++ Profile,
+		"--origin-to-force-quic-on=127.0.0.1:" ++ Port,
+		"--ignore-certificate-errors-spki-list=" ++ spki_hash(),
+		"--dump-dom", "https://127.0.0.1:" ++ Port ++ "/page"], 60000),
+	ct:log("~s", [Out]),
+	0 = Status,
+	{match, _} = re:run(Out, "protocol: h3").
+
+spki_hash() ->
+	#{socket_opts := SocketOpts} = mustang:get_transport_options(h3_group),
+	{cert, Der} = lists:keyfind(cert, 1, SocketOpts),
+	{'Certificate', TBS, _, _} = public_key:der_decode('Certificate', Der),
+	Spki = public_key:der_encode('SubjectPublicKeyInfo', element(8, TBS)),
+	base64:encode_to_string(crypto:hash(sha256, Spki)).
+
+ngtcp2_client(Config) ->
+	doc("Debian's ngtcp2 client (gtlsclient, ngtcp2 and nghttp3 over GnuTLS) GETs / "
+		"over HTTP/3."),
+	Client = case os:find_executable("gtlsclient") of
+		false -> ct:fail("gtlsclient not found: run scripts/setup.sh (ngtcp2-client)");
+		G -> G
+	end,
+	Port = integer_to_list(?config(port, Config)),
+	{0, Out} = run(Client, ["--exit-on-all-streams-close", "127.0.0.1", Port,
+		"https://127.0.0.1:" ++ Port ++ "/"], 30000),
+	ct:log("~s", [Out]),
+	{match, _} = re:run(Out, "\\[:status: 200\\]"),
+	{match, _} = re:run(Out, "Hello world!").

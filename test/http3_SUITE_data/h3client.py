@@ -107,6 +107,77 @@ class Client(QuicConnectionProtocol):
             return False
 
 
+def ws_frame(opcode, payload):
+    """A masked client frame (RFC 6455 5.2)."""
+    import os
+    key = os.urandom(4)
+    n = len(payload)
+    head = bytes([0x80 | opcode])
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 65536:
+        head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def ws_parse(buf):
+    """Server frames (unmasked) from buf: ([(opcode, payload)], rest)."""
+    frames = []
+    while len(buf) >= 2:
+        opcode, n, i = buf[0] & 0x0f, buf[1] & 0x7f, 2
+        if n == 126:
+            if len(buf) < 4:
+                break
+            n, i = int.from_bytes(buf[2:4], "big"), 4
+        elif n == 127:
+            if len(buf) < 10:
+                break
+            n, i = int.from_bytes(buf[2:10], "big"), 10
+        if len(buf) < i + n:
+            break
+        frames.append((opcode, buf[i:i + n]))
+        buf = buf[i + n:]
+    return frames, buf
+
+
+async def websocket(c, quic, step, timeout):
+    """Websocket over HTTP/3 (RFC 9220): extended CONNECT, then each message
+    as a text frame in DATA, its echo awaited, then a close handshake."""
+    sid = quic.get_next_available_stream_id()
+    headers = [(b":method", b"CONNECT"), (b":protocol", b"websocket"), (b":scheme", b"https"),
+               (b":authority", b"localhost"), (b":path", step.get("path", "/ws").encode()),
+               (b"sec-websocket-version", b"13")]
+    c.h3.send_headers(sid, headers, end_stream=False)
+    c.transmit()
+    s = c.stream(sid)
+    loop = asyncio.get_event_loop()
+    deadline = loop.time() + timeout
+    while s["status"] is None and s["reset"] is None and not c.closed and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+    res = {"stream": sid, "status": s["status"], "messages": [], "close": None}
+    if s["status"] != 200:
+        return res
+    buf = b""
+    for m in step.get("messages", []):
+        c.h3.send_data(sid, ws_frame(1, m.encode()), end_stream=False)
+        c.transmit()
+    c.h3.send_data(sid, ws_frame(8, (1000).to_bytes(2, "big")), end_stream=False)
+    c.transmit()
+    while loop.time() < deadline and res["close"] is None:
+        await asyncio.sleep(0.01)
+        buf += s["body"]
+        s["body"] = b""
+        frames, buf = ws_parse(buf)
+        for opcode, payload in frames:
+            if opcode == 1:
+                res["messages"].append(payload.decode())
+            elif opcode == 8:
+                res["close"] = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else 1005
+    return res
+
+
 def out(s):
     r = dict(s)
     try:
@@ -156,6 +227,8 @@ async def run(port, steps, timeout):
                     results.append(r)
                 else:
                     results.append({"stream": sid})
+            elif op == "ws":
+                results.append(await websocket(c, quic, step, timeout))
             elif op == "raw":
                 sid = step["stream"]
                 if sid == "new":
