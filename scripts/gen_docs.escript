@@ -56,9 +56,11 @@ internal() ->
 		mustang_dynbuf, mustang_error, mustang_hpack, mustang_hpack_huffman,
 		mustang_http1, mustang_http1_codec, mustang_http1_resp, mustang_http1_stream,
 		mustang_http2, mustang_http2_frame, mustang_http2_headers, mustang_http2_machine,
-		mustang_http2_machine_send, mustang_http_hd_accept, mustang_http_hd_grammar,
+		mustang_http2_machine_send, mustang_http3_frame, mustang_http3_machine,
+		mustang_http3_machine_stream, mustang_http_hd_accept, mustang_http_hd_grammar,
 		mustang_inline, mustang_listener_sup, mustang_listeners_sup, mustang_log_limit,
-		mustang_pattern, mustang_range, mustang_registry, mustang_sup, mustang_tcp, mustang_tls,
+		mustang_pattern, mustang_qpack, mustang_qpack_encoder, mustang_qpack_static,
+		mustang_qpack_wire, mustang_range, mustang_registry, mustang_sup, mustang_tcp, mustang_tls,
 		mustang_transport, mustang_uri, mustang_utf8, mustang_ws_deflate, mustang_ws_frame].
 
 %% Reading a module.
