@@ -327,8 +327,10 @@ uni_type(M, U = #uni{id = StreamID}, Type, Rest, IsFin) ->
 store(M = #h3{streams = Streams}, U = #uni{id = StreamID}) ->
 	M#h3{streams = Streams#{StreamID => U}}.
 
-uni_payload(M, _, <<>>) ->
-	M;
+uni_payload(M, U, <<>>) ->
+	%% The stream's type may have just been read (its bytes came alone):
+	%% keep it, or the next bytes would be read as a type again.
+	store(M, U);
 uni_payload(M, U = #uni{type = control}, Data) ->
 	case ?S:feed(U#uni.rd, Data) of
 		{more, Rd} -> store(M, U#uni{rd = Rd});
