@@ -198,7 +198,7 @@ datagram(St = #st{endpoint = E, keys = Keys}, IP, Port, Data) ->
 		ok ->
 			St;
 		{conn, Key, Event} ->
-			case Keys of
+			_ = case Keys of
 				#{Key := Pid} -> Pid ! {mustang_quic, Event};
 				_ -> ok
 			end,
@@ -262,7 +262,7 @@ endpoint_event(St = #st{endpoint = E, keys = Keys}, _Key, Event) ->
 		ok ->
 			St;
 		{conn, Key2, ConnEvent} ->
-			case Keys of
+			_ = case Keys of
 				#{Key2 := Pid} -> Pid ! {mustang_quic, ConnEvent};
 				_ -> ok
 			end,
@@ -292,6 +292,7 @@ call(St, From, _) ->
 	_ = gen:reply(From, {error, not_supported}),
 	St.
 
+-spec terminate(#st{}, any()) -> no_return().
 terminate(#st{socket = Socket}, Reason) ->
 	_ = gen_udp:close(Socket),
 	exit(Reason).
