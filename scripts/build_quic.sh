@@ -10,8 +10,8 @@
 # unaffected. A build that is up to date takes a fraction of a second.
 #
 # Env: MUSTANG_QUIC=0 skips the build (and a stale priv/mustang_quic.so is
-# removed); CARGO names the cargo binary (default: cargo on PATH, then
-# ~/.cargo/bin/cargo).
+# removed); CARGO names the cargo binary (default: cargo on PATH; rustup puts
+# it in ~/.cargo/bin).
 #
 # Crates come from crates.io at the versions of native/mustang_quic/Cargo.lock
 # (cargo fetch --locked, then an offline build).
@@ -24,7 +24,6 @@ if [ "${MUSTANG_QUIC:-1}" = 0 ]; then
 	exit 0
 fi
 CARGO=${CARGO:-$(command -v cargo 2>/dev/null)}
-[ -z "$CARGO" ] && [ -x "$HOME/.cargo/bin/cargo" ] && CARGO=$HOME/.cargo/bin/cargo
 if [ -z "$CARGO" ] || [ ! -f "$CRATE/Cargo.toml" ]; then
 	[ -f "$SO" ] || echo "mustang: no cargo on PATH: HTTP/3 (QUIC NIF) not built; HTTP/1.1, HTTP/2 and Websocket are" >&2
 	exit 0
