@@ -51,6 +51,8 @@
 #   BENCH_SCALING=1 (Q 0)     the scaling curves (bench/scaling.sh); 0 by default with a BENCH_WORKLOADS subset
 #   BENCH_PUBLISH=0           1: copy report.md (as README.md) and the PNGs to bench/results/
 #   BENCH_GAP=1 (Q 0.2)       seconds of rest between two runs
+#   BENCH_H3=1                0: no HTTP/3 phase (bench/h3.sh: Mustang HTTP/3 beside its
+#                             HTTP/2 over TLS and quic-go's server; H3_* variables there)
 #   BENCH_SKIP_SETUP=1 / BENCH_SKIP_BUILD=1  skip scripts/setup.sh / make demo
 #   BENCH_DEMO_CMD=scripts/run_demo.sh       command that runs the demo in the
 #                             foreground (to test this harness with a stand-in)
@@ -620,6 +622,12 @@ else
   say "bench/publish.py failed: no report.md"
 fi
 echo "bench: raw outputs, logs, table.txt, report.md and charts in $RES"
+
+# HTTP/3 (issue 25): bench/h3.sh, its own servers and report, when the QUIC
+# NIF is built; BENCH_H3=0 skips it.
+if [[ "${BENCH_H3:-1}" == 1 && -f "$ROOT/priv/mustang_quic.so" ]]; then
+  BENCH_LOCK_HELD=1 BENCH_SKIP_BUILD=1 "$ROOT/bench/h3.sh" || FAILED_RUNS=$((FAILED_RUNS + 1))
+fi
 
 if ((FAILED_RUNS)); then
   echo "bench: $FAILED_RUNS run(s) failed (see above)" >&2
