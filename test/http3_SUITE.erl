@@ -45,7 +45,10 @@ groups() ->
 			malformed_request_stream_error,
 			websocket_rfc9220_aioquic,
 			chromium_h3,
-			ngtcp2_client
+			ngtcp2_client,
+			huge_field_section_431,
+			qpack_capacity_over_limit,
+			reset_flood_closes_connection
 		]}
 	].
 
@@ -97,8 +100,10 @@ h3client(Config, Port, Steps) ->
 
 h3client(Config, Port, Steps, Timeout) ->
 	Script = filename:join(?config(data_dir, Config), "h3client.py"),
-	{0, Out} = run(?config(python, Config), [Script, integer_to_list(Port),
+	{Status, Out} = run(?config(python, Config), [Script, integer_to_list(Port),
 		json_encode(Steps), integer_to_list(Timeout)], (Timeout + 20) * 1000),
+	ct:log("h3client.py: exit ~p~n~ts", [Status, Out]),
+	0 = Status,
 	Lines = binary:split(string:trim(Out), <<"\n">>, [global]),
 	json(lists:last(Lines)).
 
@@ -402,3 +407,48 @@ ngtcp2_client(Config) ->
 	ct:log("~s", [Out]),
 	{match, _} = re:run(Out, "\\[:status: 200\\]"),
 	{match, _} = re:run(Out, "Hello world!").
+
+huge_field_section_431(Config) ->
+	doc("A request head larger than max_field_section_size (65536) gets a 431 "
+		"(RFC 9114 4.2.2) and the connection goes on."),
+	%% 20 fields of 4000 bytes (pylsqpack refuses one value that long).
+	Big = [[<<"x-big-", (integer_to_binary(I))/binary>>, binary:copy(<<"x">>, 4000)]
+		|| I <- lists:seq(1, 20)],
+	R = h3client(Config, ?config(port, Config), [
+		#{op => request, path => <<"/">>, headers => Big},
+		#{op => request, path => <<"/">>}]),
+	#{<<"status">> := 431} = response(R, 1),
+	#{<<"status">> := 200} = response(R, 2).
+
+qpack_capacity_over_limit(Config) ->
+	doc("A Set Dynamic Table Capacity above our SETTINGS_QPACK_MAX_TABLE_CAPACITY "
+		"(4096) on the client's encoder stream is a connection error "
+		"QPACK_ENCODER_STREAM_ERROR (RFC 9204 4.3.1)."),
+	%% 001xxxxx with a 5-bit prefix: 31 + 65505 = 65536.
+	R = h3client(Config, ?config(port, Config), [
+		#{op => encoder, hex => <<"3fe1ff03">>}, #{op => sleep, ms => 500}]),
+	#{<<"closed">> := #{<<"error_code">> := 16#201}} = R.
+
+reset_flood_closes_connection(Config) ->
+	doc("Requests opened and reset faster than max_cancel_stream_rate end the "
+		"connection with H3_EXCESSIVE_LOAD (RFC 9114 10.5); another connection "
+		"is served meanwhile."),
+	Ref = ?FUNCTION_NAME,
+	Port = start(Ref, #{}, #{env => #{dispatch => mustang_router:compile(
+		[{'_', [{"/", hello_h, []}]}])}, max_cancel_stream_rate => {20, 10000}}),
+	try
+		Self = self(),
+		spawn_link(fun() ->
+			Self ! {other, h3client(Config, Port, [#{op => sleep, ms => 500},
+				#{op => request, path => <<"/">>}])}
+		end),
+		R = h3client(Config, Port, [#{op => reset_flood, n => 60}]),
+		#{<<"closed">> := #{<<"error_code">> := 16#107}} = R,
+		receive
+			{other, Other} -> #{<<"status">> := 200} = response(Other, 2)
+		after 20000 ->
+			error(other_connection_timeout)
+		end
+	after
+		mustang:stop_listener(Ref)
+	end.

@@ -229,6 +229,23 @@ async def run(port, steps, timeout):
                     results.append({"stream": sid})
             elif op == "ws":
                 results.append(await websocket(c, quic, step, timeout))
+            elif op == "reset_flood":
+                # Requests opened and reset at once (RFC 9114 10.5: a server
+                # bounds the work they cost).
+                sent = 0
+                for i in range(step["n"]):
+                    if c.closed:
+                        break
+                    sid = quic.get_next_available_stream_id()
+                    c.h3.send_headers(sid, [(b":method", b"GET"), (b":scheme", b"https"),
+                                            (b":authority", b"localhost"), (b":path", b"/")],
+                                      end_stream=False)
+                    quic.reset_stream(sid, 0x10c)
+                    c.transmit()
+                    sent += 1
+                    await asyncio.sleep(0.002)
+                await asyncio.sleep(0.5)
+                results.append({"sent": sent})
             elif op == "raw":
                 sid = step["stream"]
                 if sid == "new":
