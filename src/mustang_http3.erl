@@ -107,7 +107,7 @@ init(Parent, Ref, #{key := Key, conn := Conn, peer := Peer, socket := Socket,
 		chain = mustang_registry:get_conn_chain(Ref, http2)},
 	%% Our control and QPACK streams open once the handshake is done (RFC
 	%% 9114 6.2.1); the first step sends the rest of the handshake flight.
-	loop(actions(St#st{m = mustang_http3_machine:init(Opts, ms())})).
+	loop(actions(St#st{m = mustang_http3_machine:init(Opts, ms())}), true).
 
 ms() ->
 	erlang:monotonic_time(millisecond).

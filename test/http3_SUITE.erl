@@ -35,6 +35,9 @@ groups() ->
 			stop_listener_closes_connections,
 			max_connections_per_ip,
 			retry_validates_address,
+			amplification_limit,
+			idle_timeout_closes,
+			drain_goaway,
 			set_tls_certificate_quic,
 			unknown_transport_option
 		]},
@@ -283,6 +286,63 @@ retry_validates_address(Config) ->
 	Port = start(?FUNCTION_NAME, #{retry => true}, #{}),
 	try
 		#{<<"handshake">> := true} = h3client(Config, Port, [#{op => ping}])
+	after
+		mustang:stop_listener(?FUNCTION_NAME)
+	end.
+
+amplification_limit(Config) ->
+	doc("A client that sends one Initial and never answers gets at most three times "
+		"the bytes it sent, retransmissions included (RFC 9000 8.1)."),
+	Port = start(?FUNCTION_NAME, #{}, #{}),
+	try
+		Script = filename:join(?config(data_dir, Config), "amplification.py"),
+		{0, Out} = run(?config(python, Config), [Script, integer_to_list(Port), "4"], 30000),
+		ct:log("~s", [Out]),
+		#{<<"sent">> := Sent, <<"received">> := Received} = json(Out),
+		true = Sent >= 1200,
+		true = Received > 0,
+		true = Received =< 3 * Sent
+	after
+		mustang:stop_listener(?FUNCTION_NAME)
+	end.
+
+idle_timeout_closes(Config) ->
+	doc("idle_timeout is QUIC's idle timeout: a connection with no traffic ends "
+		"(RFC 9000 10.1) and its process with it."),
+	Port = start(?FUNCTION_NAME, #{}, #{idle_timeout => 300}),
+	Self = self(),
+	try
+		spawn_link(fun() ->
+			Self ! {client, h3client(Config, Port, [#{op => ping}, #{op => sleep, ms => 2000}])}
+		end),
+		ok = wait_count(?FUNCTION_NAME, 1),
+		T0 = erlang:monotonic_time(millisecond),
+		ok = wait_count(?FUNCTION_NAME, 0),
+		true = erlang:monotonic_time(millisecond) - T0 < 1900,
+		receive {client, _} -> ok after 20000 -> error(client_timeout) end
+	after
+		mustang:stop_listener(?FUNCTION_NAME)
+	end.
+
+drain_goaway(Config) ->
+	doc("drain/2 closes an idle HTTP/3 connection gracefully: GOAWAY (RFC 9114 5.2), "
+		"then CONNECTION_CLOSE with H3_NO_ERROR; drain returns when it has ended."),
+	Port = start(?FUNCTION_NAME, #{}, #{}),
+	Self = self(),
+	try
+		spawn_link(fun() ->
+			Self ! {client, h3client(Config, Port, [#{op => ping}, #{op => sleep, ms => 4000}],
+				8)}
+		end),
+		ok = wait_count(?FUNCTION_NAME, 1),
+		T0 = erlang:monotonic_time(millisecond),
+		ok = mustang:drain(?FUNCTION_NAME, 10000),
+		true = erlang:monotonic_time(millisecond) - T0 < 3500,
+		receive
+			{client, #{<<"closed">> := #{<<"error_code">> := 16#100}}} -> ok
+		after 20000 ->
+			error(client_timeout)
+		end
 	after
 		mustang:stop_listener(?FUNCTION_NAME)
 	end.
