@@ -24,8 +24,8 @@ APT_PKGS=(
   media-types haproxy
 )
 # pip requirement -> module that must import for it to count as present
-PY_REQS=("httpx[http2]" h2 hpack wsproto websockets hypercorn matplotlib)
-PY_IMPORTS="import httpx, h2, hpack, h2.connection, wsproto, websockets, hypercorn, matplotlib"
+PY_REQS=("httpx[http2]" h2 hpack wsproto websockets hypercorn matplotlib pylsqpack)
+PY_IMPORTS="import httpx, h2, hpack, h2.connection, wsproto, websockets, hypercorn, matplotlib, pylsqpack"
 
 say() { echo "setup: $*"; }
 
