@@ -23,13 +23,14 @@
 %% The offline-interop files.
 
 interop_test_() ->
-	{Dir, Cleanup} = interop_dir(),
-	Files = filelib:wildcard(filename:join(Dir, "encoded/qpack-05/*/*.out.*")),
-	Encoders = lists:usort([lists:nth(2, lists:reverse(filename:split(F))) || F <- Files]),
-	{setup, fun() -> ok end, fun(_) -> Cleanup() end, [
-		?_assertEqual(["f5", "ls-qpack", "nghttp3", "proxygen", "qthingey", "quinn"], Encoders),
-		{timeout, 600, ?_assertEqual([], [{F, R} || F <- Files, (R = interop_file(Dir, F)) =/= ok])}
-	]}.
+	{setup, fun interop_dir/0, fun({_, Cleanup}) -> Cleanup() end, fun({Dir, _}) ->
+		Files = filelib:wildcard(filename:join(Dir, "encoded/qpack-05/*/*.out.*")),
+		Encoders = lists:usort([lists:nth(2, lists:reverse(filename:split(F))) || F <- Files]),
+		[
+			?_assertEqual(["f5", "ls-qpack", "nghttp3", "proxygen", "qthingey", "quinn"], Encoders),
+			{timeout, 600, ?_assertEqual([], [{F, R} || F <- Files, (R = interop_file(Dir, F)) =/= ok])}
+		]
+	end}.
 
 interop_dir() ->
 	Root = mustang_test:root(),
