@@ -388,6 +388,9 @@ send(M, StreamID, Part, Date) ->
 		_ -> M
 	end.
 
+send_part(M, #req{id = StreamID, local = idle}, {inform, 101, _}, _) ->
+	%% HTTP/3 has no Upgrade and no 101 (RFC 9114 4.5).
+	event({ignored, StreamID, inform, idle}, M);
 send_part(M, S = #req{local = idle}, {inform, Status, Headers}, _) ->
 	{M2, Frame} = headers_frame(M, S, mustang_http2_headers:informational(Status, Headers)),
 	action({send, S#req.id, Frame, nofin}, M2);

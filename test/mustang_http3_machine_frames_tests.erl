@@ -179,6 +179,17 @@ dos_test_() ->
 		end)
 	].
 
+%% Every reason sentence of the HTTP/3 modules cites a section that one of
+%% the tests expects (each error path has a case).
+reasons_test() ->
+	Reasons = lists:usort(lists:append([mustang_qpack_tests:reasons(M)
+		|| M <- [mustang_http3_frame, mustang_http3_machine, mustang_http3_machine_stream]])),
+	[] = [R || R <- Reasons, is_tuple(cites(R))],
+	Cited = mustang_qpack_tests:cited([mustang_http3_frame_tests, mustang_http3_machine_tests, ?MODULE,
+		mustang_http3_machine_qpack_tests]),
+	[] = [R || R <- Reasons, not lists:member(cites(R), Cited)],
+	ok.
+
 %% Properties: any split of each stream's bytes and any interleaving of the
 %% streams give the same requests. The client's streams: control (SETTINGS,
 %% unknown frames), QPACK encoder (insertions), requests whose HEADERS may

@@ -254,6 +254,75 @@ server_reset_test() ->
 	{[{reset_stream, 8, h3_request_cancelled}], _} = ?M:take_actions(?M:close_stream(8, M9)),
 	ok.
 
+%% Responses (RFC 9114 4.1, 4.2, 4.5).
+
+%% The fields of the HEADERS frames of a stream's send actions.
+sent_fields(StreamID, Actions) ->
+	Bytes = iolist_to_binary([B || {send, S, B, _} <- Actions, S =:= StreamID]),
+	sent_fields(Bytes).
+
+sent_fields(<<>>) -> [];
+sent_fields(Bytes) ->
+	case ?F:parse(Bytes, 100000) of
+		{ok, {headers, Block}, Rest} ->
+			{ok, Fields, _, _} = mustang_qpack:decode_field_section(0, Block, mustang_qpack:init_decoder(#{})),
+			[Fields | sent_fields(Rest)];
+		{data, Len, Rest} ->
+			<<_:Len/binary, Rest2/binary>> = Rest,
+			sent_fields(Rest2)
+	end.
+
+response_test_() ->
+	Respond = fun(Parts) ->
+		{[{headers, 0, fin, _}], [], M1} = feed(0, headers(req()), fin, ready()),
+		lists:foldl(fun(Part, {Events, Acc}) ->
+			{ok, E, Acc2} = ?M:send(0, Part, ?DATE, Acc),
+			{Events ++ E, Acc2}
+		end, {[], M1}, Parts)
+	end,
+	Fields = fun(Parts) ->
+		{_, M} = Respond(Parts),
+		{Actions, _} = ?M:take_actions(M),
+		sent_fields(0, Actions)
+	end,
+	[
+		%% Names are sent lowercase; connection-specific fields are not sent
+		%% (RFC 9114 4.2), nor the fields the connection header names.
+		?_assertMatch([[{<<":status">>, <<"200">>} | _]], Fields([{response, 200,
+			#{<<"X-Mixed">> => <<"1">>}, <<>>}])),
+		?_test(begin
+			[F] = Fields([{response, 200, #{<<"X-Mixed">> => <<"1">>, <<"connection">> => <<"close, x-hop">>,
+				<<"x-hop">> => <<"1">>, <<"keep-alive">> => <<"5">>, <<"transfer-encoding">> => <<"chunked">>,
+				<<"upgrade">> => <<"h2c">>, <<"proxy-connection">> => <<"x">>, <<"te">> => <<"trailers">>},
+				<<"ok">>}]),
+			<<"1">> = proplists:get_value(<<"x-mixed">>, F),
+			[] = [N || {N, _} <- F, lists:member(N, [<<"connection">>, <<"x-hop">>, <<"keep-alive">>,
+				<<"transfer-encoding">>, <<"upgrade">>, <<"proxy-connection">>, <<"te">>, <<"X-Mixed">>])],
+			<<"2">> = proplists:get_value(<<"content-length">>, F)
+		end),
+		%% Informational responses, then the response; 101 is not sent
+		%% (RFC 9114 4.5).
+		?_assertMatch([[{<<":status">>, <<"103">>} | _], [{<<":status">>, <<"200">>} | _]],
+			Fields([{inform, 103, #{<<"link">> => <<"</a>; rel=preload">>}}, {inform, 101, #{}},
+				{response, 200, #{}, <<>>}])),
+		?_assertMatch({[{ignored, 0, inform, idle}], _}, Respond([{inform, 101, #{}}])),
+		%% One response per request: a second is ignored.
+		?_assertMatch({[{ignored, 0, response, fin}], _},
+			Respond([{response, 200, #{}, <<>>}, {response, 500, #{}, <<>>}])),
+		%% No body for 204 and 304, nor for HEAD; trailers end the stream.
+		?_assertMatch([[{<<":status">>, <<"204">>} | _]], Fields([{response, 204, #{}, <<"no">>}])),
+		?_test(begin
+			{[], M} = Respond([{headers, 200, #{}}, {data, nofin, <<"a">>}, {trailers, #{<<"x-t">> => <<"1">>}}]),
+			{[{send, 0, _, nofin}, {send, 0, _, nofin}, {send, 0, _, fin}], _} = ?M:take_actions(M)
+		end),
+		%% A file body: the DATA frame header, then the file's bytes.
+		?_test(begin
+			{[], M} = Respond([{response, 200, #{}, {sendfile, 10, 100, "/f"}}]),
+			{[{send, 0, H, nofin}, {sendfile, 0, 10, 100, "/f", fin}], _} = ?M:take_actions(M),
+			<<0, 16#40, 100>> = binary:part(iolist_to_binary(H), byte_size(iolist_to_binary(H)) - 3, 3)
+		end)
+	].
+
 %% RFC 9114 4.1.2: content-length must match the DATA.
 
 content_length_test_() ->
@@ -311,6 +380,7 @@ field_section_size_test_() ->
 	[
 		?_assertMatch({[{headers, 0, fin, _}], [], _}, feed(0, headers(Fields), fin, M(Size))),
 		?_assertMatch({[{early_error, 0, fin, 431, _}], [], _}, feed(0, headers(Fields), fin, M(Size - 1))),
+		?_assertEqual("RFC9114 4.2.2", cites(element(5, hd(element(1, feed(0, headers(Fields), fin, M(Size - 1))))))),
 		%% The answer: the response, and STOP_SENDING for a request still coming.
 		?_test(begin
 			{[{early_error, 0, nofin, 431, _}], [], M1} = feed(0, headers(Fields), nofin, M(Size - 1)),
@@ -329,7 +399,9 @@ field_section_size_test_() ->
 		?_assertMatch({[{headers, 0, nofin, _}, {trailers, 0, _}, _], [], _},
 			feed(0, [headers(Fields), headers(Trailers)], fin, M(Size))),
 		?_assertMatch({[{headers, 0, nofin, _}, {stream_error, 0, h3_excessive_load, _}], _, _},
-			feed(0, [headers(Fields), headers([{<<"x-t">>, binary:copy(<<"t">>, Size)}])], fin, M(Size)))
+			feed(0, [headers(Fields), headers([{<<"x-t">>, binary:copy(<<"t">>, Size)}])], fin, M(Size))),
+		?_assertEqual({h3_excessive_load, "RFC9114 4.2.2"}, stream_error(0,
+			[headers(Fields), headers([{<<"x-t">>, binary:copy(<<"t">>, Size)}])], fin, M(Size)))
 	].
 
 %% RFC 9114 4.3: pseudo-header fields.
@@ -386,6 +458,7 @@ connect_test_() ->
 	Connect = [{<<":method">>, <<"CONNECT">>}, {<<":authority">>, <<"example.org:443">>}],
 	[
 		?_assertMatch({[{early_error, 0, fin, 501, _}], [], _}, feed(0, headers(Connect), fin, ready())),
+		?_assertEqual("RFC9110 9.3.6", cites(element(5, hd(element(1, feed(0, headers(Connect), fin, ready())))))),
 		?_assertEqual({h3_message_error, "RFC9114 4.4"}, malformed(Connect ++ [{<<":path">>, <<"/">>}]))
 	].
 

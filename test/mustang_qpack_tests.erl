@@ -13,6 +13,10 @@
 -include_lib("proper/include/proper.hrl").
 -include_lib("eunit/include/eunit.hrl").
 
+%% For the HTTP/3 tests' check of their reasons.
+-export([reasons/1]).
+-export([cited/1]).
+
 -define(Q, mustang_qpack).
 -define(W, mustang_qpack_wire).
 
@@ -469,11 +473,18 @@ unacked_bound_test() ->
 reasons_test() ->
 	Reasons = lists:usort(lists:append([reasons(M) || M <- [mustang_qpack, mustang_qpack_encoder]])),
 	[] = [R || R <- Reasons, is_tuple(cites(R))],
-	{ok, Source} = file:read_file(proplists:get_value(source, ?MODULE:module_info(compile))),
-	Cited = [Section || {match, Ms} <- [re:run(Source, "\"(RFC9204 [0-9.]+)\"",
-		[global, {capture, [1], list}])], [Section] <- Ms],
+	Cited = cited([?MODULE]),
 	[] = [R || R <- Reasons, not lists:member(cites(R), Cited)],
 	ok.
+
+%% The RFC sections the test modules expect, as "RFCnnnn s.s" strings.
+cited(Modules) ->
+	lists:usort(lists:append([begin
+		{ok, Source} = file:read_file(proplists:get_value(source, M:module_info(compile))),
+		[Section || {match, Ms} <- [re:run(Source, "\"(RFC[0-9]{4} [0-9.]+)\"",
+			[global, {capture, [1], list}])], [Section] <- Ms]
+	end || M <- Modules])).
+
 
 reasons(Module) ->
 	{ok, {_, [{atoms, Atoms}]}} = beam_lib:chunks(code:which(Module), [atoms]),
