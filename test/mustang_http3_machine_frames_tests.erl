@@ -298,5 +298,25 @@ prop_splits() ->
 				end)
 		end).
 
+%% Random bytes on any kind of stream (after a valid start, or not) never
+%% crash the machine: it gives events, or a connection error whose reason
+%% cites its section.
+prop_random() ->
+	?FORALL({StreamID, Prefix, Bin, IsFin}, {elements([0, 2, 6, 10]),
+			elements([<<>>, <<0>>, <<2>>, <<3>>, headers(req())]), binary(), elements([fin, nofin])},
+		begin
+			M = ready(),
+			case ?M:stream_data(StreamID, <<Prefix/binary, Bin/binary>>, IsFin, 0, M) of
+				{ok, Events, _} -> is_list(Events);
+				{error, {connection_error, Code, Reason}, M2} ->
+					{Actions, _} = ?M:take_actions(M2),
+					is_integer(?F:code(Code)) andalso is_list(cites(Reason))
+						andalso lists:last(Actions) =:= {close, Code, Reason}
+			end
+		end).
+
 proper_test_() ->
-	{timeout, 300, ?_assert(proper:quickcheck(prop_splits(), [{numtests, 300}, {to_file, user}]))}.
+	[
+		{timeout, 300, ?_assert(proper:quickcheck(prop_splits(), [{numtests, 300}, {to_file, user}]))},
+		{timeout, 300, ?_assert(proper:quickcheck(prop_random(), [{numtests, 3000}, {to_file, user}]))}
+	].

@@ -572,5 +572,37 @@ deliver_acks(S = #{acks := Acks, e := E0}) ->
 	{ok, E} = ?Q:encoder_feed(iolist_to_binary(lists:reverse(Acks)), E0),
 	S#{acks := [], e := E}.
 
+%% Random bytes never crash the decoder or the encoder's reading of the
+%% decoder stream: each gives a documented result.
+prop_random() ->
+	?FORALL({Cap, Bin, Split}, {elements([0, 220, 4096]), binary(), non_neg_integer()},
+		begin
+			D = ?Q:init_decoder(#{max_table_capacity => Cap, blocked_streams => 2}),
+			Section = case ?Q:decode_field_section(0, Bin, D) of
+				{ok, Fields, _, _} -> is_list(Fields);
+				{too_large, _, _} -> true;
+				{blocked, _} -> true;
+				{error, {connection_error, qpack_decompression_failed, R1}} -> is_list(cites(R1))
+			end,
+			Cut = Split rem (byte_size(Bin) + 1),
+			<<P1:Cut/binary, P2/binary>> = Bin,
+			Stream = case ?Q:decoder_feed(P1, D) of
+				{ok, _, _, D2} ->
+					case ?Q:decoder_feed(P2, D2) of
+						{ok, _, _, _} -> true;
+						{error, {connection_error, qpack_encoder_stream_error, R2}} -> is_list(cites(R2))
+					end;
+				{error, {connection_error, qpack_encoder_stream_error, R3}} -> is_list(cites(R3))
+			end,
+			Acks = case ?Q:encoder_feed(Bin, encoder_with(2)) of
+				{ok, _} -> true;
+				{error, {connection_error, qpack_decoder_stream_error, R4}} -> is_list(cites(R4))
+			end,
+			Section andalso Stream andalso Acks
+		end).
+
 proper_test_() ->
-	{timeout, 300, ?_assert(proper:quickcheck(prop_roundtrip(), [{numtests, 300}, {to_file, user}]))}.
+	[
+		{timeout, 300, ?_assert(proper:quickcheck(prop_roundtrip(), [{numtests, 300}, {to_file, user}]))},
+		{timeout, 300, ?_assert(proper:quickcheck(prop_random(), [{numtests, 3000}, {to_file, user}]))}
+	].
