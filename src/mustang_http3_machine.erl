@@ -184,29 +184,56 @@ peer_settings(#h3{peer_settings = Settings}) -> Settings.
 
 %% Streams opened by the peer.
 
-%% A new peer stream. Only the peer's streams are taken; the QUIC layer
-%% reports them in order, so a smaller id that is not known was forgotten.
+%% A new peer stream. Opening a stream opens those of its kind with smaller
+%% ids (RFC 9000 2.1): they are remembered as skipped until they come, in
+%% any order. An id below the largest seen that is neither known nor
+%% skipped was forgotten (data still in the process's mailbox after a
+%% reset): ignored. QUIC's stream limit bounds how many ids can be skipped.
 -spec new_stream(stream_id(), integer(), machine()) -> result().
 new_stream(StreamID, Now, M0) ->
 	run(M0, Now, fun(M) -> open(M, StreamID) end).
 
 open(M = #h3{streams = Streams}, StreamID) when is_map_key(StreamID, Streams) ->
 	M;
-open(M = #h3{last_request = Last}, StreamID) when StreamID band 3 =:= 0, StreamID > Last ->
-	M2 = M#h3{last_request = StreamID},
-	case M2 of
-		#h3{shutdown = goaway, goaway_id = GoawayID} when StreamID >= GoawayID ->
-			%% After our GOAWAY, later requests are refused unprocessed
-			%% (RFC 9114 5.2); the client may retry them elsewhere.
-			lists:foldl(fun action/2, M2, [{reset_stream, StreamID, h3_request_rejected},
-				{stop_sending, StreamID, h3_request_rejected}]);
-		_ ->
-			M2#h3{streams = (M2#h3.streams)#{StreamID => #req{id = StreamID}}}
+open(M = #h3{last_request = Last}, StreamID) when StreamID band 3 =:= 0 ->
+	case seen(StreamID, Last, M#h3.skipped) of
+		{new, Skipped} -> create(M#h3{last_request = max(Last, StreamID), skipped = Skipped}, StreamID);
+		forgotten -> M
 	end;
-open(M = #h3{last_uni = Last}, StreamID) when StreamID band 3 =:= 2, StreamID > Last ->
-	M#h3{last_uni = StreamID, streams = (M#h3.streams)#{StreamID => #uni{id = StreamID}}};
+open(M = #h3{last_uni = Last}, StreamID) when StreamID band 3 =:= 2 ->
+	case seen(StreamID, Last, M#h3.skipped) of
+		{new, Skipped} -> create(M#h3{last_uni = max(Last, StreamID), skipped = Skipped}, StreamID);
+		forgotten -> M
+	end;
 open(M, _) ->
 	M.
+
+%% Skipped ids are kept as ranges {From, To} of ids of one kind.
+seen(StreamID, Last, Skipped) when StreamID > Last + 4, Last >= 0 ->
+	{new, [{Last + 4, StreamID - 4} | Skipped]};
+seen(StreamID, Last, Skipped) when StreamID > Last + 4, StreamID >= 4 ->
+	{new, [{StreamID band 3, StreamID - 4} | Skipped]};
+seen(StreamID, Last, Skipped) when StreamID > Last ->
+	{new, Skipped};
+seen(StreamID, _, Skipped) ->
+	case lists:partition(fun({From, To}) ->
+			StreamID >= From andalso StreamID =< To andalso StreamID band 3 =:= From band 3
+		end, Skipped) of
+		{[], _} -> forgotten;
+		{[{From, To}], Rest} ->
+			{new, [R || R = {F, T} <- [{From, StreamID - 4}, {StreamID + 4, To}], F =< T] ++ Rest}
+	end.
+
+create(M = #h3{shutdown = goaway, goaway_id = GoawayID}, StreamID) when StreamID band 3 =:= 0,
+		StreamID >= GoawayID ->
+	%% After our GOAWAY, later requests are refused unprocessed (RFC 9114
+	%% 5.2); the client may retry them elsewhere.
+	lists:foldl(fun action/2, M, [{reset_stream, StreamID, h3_request_rejected},
+		{stop_sending, StreamID, h3_request_rejected}]);
+create(M = #h3{streams = Streams}, StreamID) when StreamID band 3 =:= 0 ->
+	M#h3{streams = Streams#{StreamID => #req{id = StreamID}}};
+create(M = #h3{streams = Streams}, StreamID) ->
+	M#h3{streams = Streams#{StreamID => #uni{id = StreamID}}}.
 
 %% Data on a peer stream, IsFin when the stream ends with it.
 -spec stream_data(stream_id(), binary(), fin(), integer(), machine()) -> result().
@@ -231,7 +258,7 @@ stream_reset(StreamID, Code0, Now, M0) ->
 			#{StreamID := #req{remote = fin}} ->
 				M;
 			#{StreamID := S = #req{}} ->
-				cancel(M, S#req{remote = fin}, Code);
+				cancel(M, S, Code, none);
 			#{StreamID := #uni{type = Type}} when Type =/= undefined ->
 				critical_closed();
 			#{StreamID := #uni{}} ->
@@ -258,7 +285,7 @@ stop_sending(StreamID, Code0, Now, M0) ->
 	Code = code(Code0),
 	run(M0, Now, fun(M) ->
 		case M#h3.streams of
-			#{StreamID := S = #req{}} -> cancel(M, S, Code);
+			#{StreamID := S = #req{}} -> cancel(M, S, Code, h3_request_cancelled);
 			_ when StreamID band 3 =:= 3 -> critical_closed();
 			_ -> M
 		end
@@ -266,12 +293,13 @@ stop_sending(StreamID, Code0, Now, M0) ->
 
 %% A request the client cancelled: what is open of the stream is closed and
 %% the stream forgotten; the connection stops its handlers.
-cancel(M0, S = #req{id = StreamID, local = Local, remote = Remote}, Code) ->
+%% RecvCode is none when the client reset its side already.
+cancel(M0, S = #req{id = StreamID, local = Local, remote = Remote}, Code, RecvCode) ->
 	M = case Local =:= fin andalso Remote =:= fin of
 		true -> M0;
 		false -> cancel_rate(M0)
 	end,
-	event({cancel, StreamID, Code}, ?S:close(M, S, Code, h3_request_cancelled)).
+	event({cancel, StreamID, Code}, ?S:close(M, S, Code, RecvCode)).
 
 %% RFC 9114 10.5: a flood of cancelled streams is excessive load.
 cancel_rate(M = #h3{cancel_rate = {Count, Start}, opts = #{max_cancel_stream_rate := {Max, Ms}},
@@ -318,7 +346,8 @@ uni_type(M, U = #uni{id = StreamID}, Type, Rest, IsFin) ->
 	end,
 	case element(Field, M) of
 		undefined ->
-			uni_data(setelement(Field, M, StreamID), U#uni{type = Type}, Rest, IsFin);
+			U2 = U#uni{type = Type},
+			uni_data(store(setelement(Field, M, StreamID), U2), U2, Rest, IsFin);
 		_ ->
 			connection_error(h3_stream_creation_error,
 				'A peer opens one control, one encoder and one decoder stream only. (RFC9114 6.2.1)')

@@ -61,12 +61,14 @@
 	opts :: map(),
 	decoder :: mustang_qpack:decoder(),
 	encoder :: mustang_qpack:encoder(),
-	%% Request streams and the peer's unidirectional streams by id, and the
-	%% largest id of each kind opened so far (data on a smaller id that is
-	%% not here is for a stream already forgotten, and ignored).
+	%% Request streams and the peer's unidirectional streams by id, the
+	%% largest id of each kind opened so far (-4 and -2: none), and the ids
+	%% below them not seen yet, as ranges; data on a smaller id that is in
+	%% neither is for a stream already forgotten, and ignored.
 	streams = #{} :: #{non_neg_integer() => #req{} | #uni{}},
-	last_request = -1 :: integer(),
-	last_uni = -1 :: integer(),
+	last_request = -4 :: integer(),
+	last_uni = -2 :: integer(),
+	skipped = [] :: [{non_neg_integer(), non_neg_integer()}],
 	%% The peer's critical streams, once their type is known.
 	control = undefined :: undefined | non_neg_integer(),
 	encoder_stream = undefined :: undefined | non_neg_integer(),

@@ -78,6 +78,9 @@ read(Rd = #rd{state = {frame, Type, Len}}, Bin) ->
 		<<Payload:Len/binary, Rest/bits>> -> {frame, Type, Payload, Rd#rd{state = header}, Rest};
 		_ -> {more, keep(Rd, Bin, Len)}
 	end;
+read(Rd = #rd{state = {Kind, 0}}, Bin) ->
+	%% An empty DATA or unknown frame.
+	{Kind, <<>>, Rd#rd{state = header}, Bin};
 read(Rd, <<>>) ->
 	{more, Rd#rd{need = 1}};
 read(Rd = #rd{state = {Kind, Left}}, Bin) ->
@@ -214,9 +217,11 @@ after_fields(M, StreamID, Rest, IsFin) ->
 	end.
 
 -spec decoder_bytes(iodata(), #h3{}) -> #h3{}.
-decoder_bytes([], M) -> M;
-decoder_bytes(<<>>, M) -> M;
-decoder_bytes(Bytes, M) -> action({send_uni, decoder, Bytes}, M).
+decoder_bytes(Bytes, M) ->
+	case iolist_to_binary(Bytes) of
+		<<>> -> M;
+		Bin -> action({send_uni, decoder, Bin}, M)
+	end.
 
 %% A held field section is decoded: the data held behind it is read now.
 -spec unblocked(#h3{}, stream_id(), {ok, [mustang_qpack:field()]} | too_large) -> #h3{}.
@@ -342,10 +347,10 @@ stream_error(M, StreamID, Code, Reason) ->
 	event({stream_error, StreamID, Code, Reason}, close(M, StreamID, Code, Code)).
 
 %% Closes what is still open of a stream (RESET_STREAM with SendCode,
-%% STOP_SENDING with RecvCode and a QPACK Stream Cancellation), then forgets
-%% it.
+%% STOP_SENDING with RecvCode, none when the peer reset its side, and a QPACK
+%% Stream Cancellation), then forgets it.
 -spec close(#h3{}, stream_id() | #req{}, mustang_http3_frame:error_code(),
-	mustang_http3_frame:error_code()) -> #h3{}.
+	mustang_http3_frame:error_code() | none) -> #h3{}.
 close(M, #req{id = StreamID, local = Local, remote = Remote}, SendCode, RecvCode) ->
 	M2 = case Local of
 		fin -> M;
@@ -356,8 +361,11 @@ close(M, #req{id = StreamID, local = Local, remote = Remote}, SendCode, RecvCode
 			M2;
 		open ->
 			{Bytes, Decoder} = mustang_qpack:cancel_stream(StreamID, M2#h3.decoder),
-			decoder_bytes(Bytes, action({stop_sending, StreamID, RecvCode},
-				M2#h3{decoder = Decoder}))
+			M2b = case RecvCode of
+				none -> M2;
+				_ -> action({stop_sending, StreamID, RecvCode}, M2)
+			end,
+			decoder_bytes(Bytes, M2b#h3{decoder = Decoder})
 	end,
 	forget(M3, StreamID);
 close(M, StreamID, SendCode, RecvCode) ->
@@ -380,6 +388,9 @@ send(M, StreamID, Part, Date) ->
 		_ -> M
 	end.
 
+send_part(M, #req{id = StreamID, local = idle}, {inform, 101, _}, _) ->
+	%% HTTP/3 has no Upgrade and no 101 (RFC 9114 4.5).
+	event({ignored, StreamID, inform, idle}, M);
 send_part(M, S = #req{local = idle}, {inform, Status, Headers}, _) ->
 	{M2, Frame} = headers_frame(M, S, mustang_http2_headers:informational(Status, Headers)),
 	action({send, S#req.id, Frame, nofin}, M2);

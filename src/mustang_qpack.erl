@@ -16,9 +16,11 @@
 %% encoder stream a capacity above our maximum, an entry larger than the
 %% capacity, references to evicted entries; on the decoder stream (read by
 %% the encoder) acknowledgments of nothing and increments of zero or past
-%% what was inserted. It does not check HTTP field rules (lowercase names,
-%% pseudo-header fields): that is the HTTP/3 machine's job. The encoder trusts
-%% its input.
+%% what was inserted. A Required Insert Count larger than the section's
+%% references need is accepted (RFC 9204 2.2.1 allows refusing it; the
+%% section is then only held longer). It does not check HTTP field rules
+%% (lowercase names, pseudo-header fields): that is the HTTP/3 machine's
+%% job. The encoder trusts its input.
 %%
 %% Errors have the project's one shape (doc/internals/errors.md):
 %%   {error, {connection_error, Code, Reason}}

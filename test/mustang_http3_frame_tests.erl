@@ -274,7 +274,7 @@ prop_random() ->
 		end).
 
 proper_test_() ->
-	{timeout, 120, [
-		?_assert(proper:quickcheck(prop_roundtrip_split(), [{numtests, 300}, {to_file, user}])),
-		?_assert(proper:quickcheck(prop_random(), [{numtests, 3000}, {to_file, user}]))
-	]}.
+	[
+		{timeout, 120, ?_assert(proper:quickcheck(prop_roundtrip_split(), [{numtests, 300}, {to_file, user}]))},
+		{timeout, 120, ?_assert(proper:quickcheck(prop_random(), [{numtests, 3000}, {to_file, user}]))}
+	].

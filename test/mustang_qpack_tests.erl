@@ -13,6 +13,10 @@
 -include_lib("proper/include/proper.hrl").
 -include_lib("eunit/include/eunit.hrl").
 
+%% For the HTTP/3 tests' check of their reasons.
+-export([reasons/1]).
+-export([cited/1]).
+
 -define(Q, mustang_qpack).
 -define(W, mustang_qpack_wire).
 
@@ -469,11 +473,18 @@ unacked_bound_test() ->
 reasons_test() ->
 	Reasons = lists:usort(lists:append([reasons(M) || M <- [mustang_qpack, mustang_qpack_encoder]])),
 	[] = [R || R <- Reasons, is_tuple(cites(R))],
-	{ok, Source} = file:read_file(proplists:get_value(source, ?MODULE:module_info(compile))),
-	Cited = [Section || {match, Ms} <- [re:run(Source, "\"(RFC9204 [0-9.]+)\"",
-		[global, {capture, [1], list}])], [Section] <- Ms],
+	Cited = cited([?MODULE]),
 	[] = [R || R <- Reasons, not lists:member(cites(R), Cited)],
 	ok.
+
+%% The RFC sections the test modules expect, as "RFCnnnn s.s" strings.
+cited(Modules) ->
+	lists:usort(lists:append([begin
+		{ok, Source} = file:read_file(proplists:get_value(source, M:module_info(compile))),
+		[Section || {match, Ms} <- [re:run(Source, "\"(RFC[0-9]{4} [0-9.]+)\"",
+			[global, {capture, [1], list}])], [Section] <- Ms]
+	end || M <- Modules])).
+
 
 reasons(Module) ->
 	{ok, {_, [{atoms, Atoms}]}} = beam_lib:chunks(code:which(Module), [atoms]),
@@ -561,5 +572,37 @@ deliver_acks(S = #{acks := Acks, e := E0}) ->
 	{ok, E} = ?Q:encoder_feed(iolist_to_binary(lists:reverse(Acks)), E0),
 	S#{acks := [], e := E}.
 
+%% Random bytes never crash the decoder or the encoder's reading of the
+%% decoder stream: each gives a documented result.
+prop_random() ->
+	?FORALL({Cap, Bin, Split}, {elements([0, 220, 4096]), binary(), non_neg_integer()},
+		begin
+			D = ?Q:init_decoder(#{max_table_capacity => Cap, blocked_streams => 2}),
+			Section = case ?Q:decode_field_section(0, Bin, D) of
+				{ok, Fields, _, _} -> is_list(Fields);
+				{too_large, _, _} -> true;
+				{blocked, _} -> true;
+				{error, {connection_error, qpack_decompression_failed, R1}} -> is_list(cites(R1))
+			end,
+			Cut = Split rem (byte_size(Bin) + 1),
+			<<P1:Cut/binary, P2/binary>> = Bin,
+			Stream = case ?Q:decoder_feed(P1, D) of
+				{ok, _, _, D2} ->
+					case ?Q:decoder_feed(P2, D2) of
+						{ok, _, _, _} -> true;
+						{error, {connection_error, qpack_encoder_stream_error, R2}} -> is_list(cites(R2))
+					end;
+				{error, {connection_error, qpack_encoder_stream_error, R3}} -> is_list(cites(R3))
+			end,
+			Acks = case ?Q:encoder_feed(Bin, encoder_with(2)) of
+				{ok, _} -> true;
+				{error, {connection_error, qpack_decoder_stream_error, R4}} -> is_list(cites(R4))
+			end,
+			Section andalso Stream andalso Acks
+		end).
+
 proper_test_() ->
-	{timeout, 300, ?_assert(proper:quickcheck(prop_roundtrip(), [{numtests, 300}, {to_file, user}]))}.
+	[
+		{timeout, 300, ?_assert(proper:quickcheck(prop_roundtrip(), [{numtests, 300}, {to_file, user}]))},
+		{timeout, 300, ?_assert(proper:quickcheck(prop_random(), [{numtests, 3000}, {to_file, user}]))}
+	].
