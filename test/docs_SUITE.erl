@@ -19,7 +19,74 @@
 -include_lib("common_test/include/ct.hrl").
 
 all() ->
-	[guide_code_blocks, code_block_checker, reference_manual, reference_new_module].
+	[guide_code_blocks, code_block_checker, reference_manual, reference_new_module,
+		readme_module_index, readme_guide_links].
+
+%% README's module index (## Modules) has a row for every module of src/,
+%% and names no module that is not there. Whoever adds a module adds its
+%% row: the failure names it.
+readme_module_index(_) ->
+	Root = mustang_test:root(),
+	Src = lists:sort([filename:basename(F, ".erl")
+		|| F <- filelib:wildcard(filename:join(Root, "src/*.erl"))]),
+	Indexed = readme_modules(readme_section(Root, "## Modules")),
+	ct:log("~b modules in src/, ~b in README's index", [length(Src), length(Indexed)]),
+	case {Src -- Indexed, Indexed -- Src} of
+		{[], []} ->
+			ok;
+		{Missing, Unknown} ->
+			ct:fail("README.md's module index (## Modules) and src/ disagree:~n"
+				"  modules of src/ with no row: ~s~n  rows naming no module of src/: ~s",
+				[names(Missing), names(Unknown)])
+	end.
+
+%% The modules named in the first column of a Markdown table.
+readme_modules(Section) ->
+	Rows = [R || R <- string:split(Section, "\n", all), string:prefix(R, "| `") =/= nomatch],
+	lists:usort(lists:append([begin
+		[_, First | _] = string:split(Row, "|", all),
+		[M || [M] <- case re:run(First, "`([a-z0-9_]+)`", [global, {capture, all_but_first, list}]) of
+			{match, Ms} -> Ms;
+			nomatch -> []
+		end]
+	end || Row <- Rows])).
+
+%% Every page of doc/guide/ and doc/internals/ is linked from README's guide
+%% list (## Guide), and every such link there leads to a page that exists.
+readme_guide_links(_) ->
+	Root = mustang_test:root(),
+	Pages = lists:sort([lists:nthtail(length(Root) + 1, F)
+		|| F <- filelib:wildcard(filename:join(Root, "doc/{guide,internals}/*.md"))]),
+	Section = readme_section(Root, "## Guide"),
+	Links = case re:run(Section, "\\]\\((doc/(?:guide|internals)/[^)#]+\\.md)(#[^)]*)?\\)",
+			[global, {capture, [1], list}]) of
+		{match, Ms} -> lists:usort([L || [L] <- Ms]);
+		nomatch -> []
+	end,
+	case {Pages -- Links, Links -- Pages} of
+		{[], []} ->
+			ok;
+		{Unlinked, Broken} ->
+			ct:fail("README.md's guide list (## Guide) and doc/guide/ disagree:~n"
+				"  pages not linked: ~s~n  links to no page: ~s", [names(Unlinked), names(Broken)])
+	end.
+
+readme_section(Root, Heading) ->
+	{ok, Bin} = file:read_file(filename:join(Root, "README.md")),
+	Text = unicode:characters_to_list(Bin),
+	case string:find(Text, "\n" ++ Heading ++ "\n") of
+		nomatch ->
+			ct:fail("README.md has no section ~s", [Heading]);
+		Rest0 ->
+			Rest = string:slice(Rest0, length(Heading) + 2),
+			case string:find(Rest, "\n## ") of
+				nomatch -> Rest;
+				Next -> string:slice(Rest, 0, length(Rest) - length(Next))
+			end
+	end.
+
+names([]) -> "none";
+names(Names) -> lists:join(", ", Names).
 
 %% Every block compiles; all failures are listed at once.
 guide_code_blocks(Config) ->
