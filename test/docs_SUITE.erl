@@ -20,7 +20,80 @@
 
 all() ->
 	[guide_code_blocks, code_block_checker, reference_manual, reference_new_module,
-		readme_module_index, readme_guide_links].
+		readme_module_index, readme_guide_links, docs_speak_to_users, guide_names_exist].
+
+%% Every Mustang function or type README and the guide name as
+%% `mustang_mod:name/Arity`, `mustang_mod:name/A,B` or `mustang_mod:name(...)`
+%% is exported by that module (a function of that arity, or a type).
+guide_names_exist(_) ->
+	Root = mustang_test:root(),
+	Files = [filename:join(Root, "README.md")]
+		++ filelib:wildcard(filename:join(Root, "doc/guide/*.md")),
+	Bad = lists:append([[io_lib:format("~s:~b: ~s:~s~s", [rel(Root, F), N, M, Name, Rest])
+		|| {N, Line} <- numbered_lines(F),
+			[M, Name, Rest] <- name_refs(Line),
+			not exported(list_to_atom(M), list_to_atom(Name), Rest)] || F <- Files]),
+	case Bad of
+		[] -> ok;
+		_ -> ct:fail("names that no module exports:~n~s", [lists:join("\n", Bad)])
+	end.
+
+name_refs(Line) ->
+	case re:run(Line, "\\b(mustang[a-z0-9_]*):([a-z][a-zA-Z0-9_]*)(/[0-9]+(?:,[0-9]+)*|\\()",
+			[global, unicode, {capture, all_but_first, list}]) of
+		{match, Refs} -> Refs;
+		nomatch -> []
+	end.
+
+exported(Mod, Name, Rest) ->
+	case code:ensure_loaded(Mod) of
+		{module, Mod} ->
+			Funs = [A || {F, A} <- Mod:module_info(exports), F =:= Name],
+			Types = [A || {T, A} <- exported_types(Mod), T =:= Name],
+			case Rest of
+				"(" -> Funs ++ Types =/= [];
+				"/" ++ Arities ->
+					lists:all(fun(A) -> lists:member(list_to_integer(A), Funs ++ Types) end,
+						string:split(Arities, ",", all))
+			end;
+		_ ->
+			false
+	end.
+
+exported_types(Mod) ->
+	case beam_lib:chunks(code:which(Mod), [abstract_code]) of
+		{ok, {_, [{abstract_code, {raw_abstract_v1, Forms}}]}} ->
+			lists:append([Ts || {attribute, _, export_type, Ts} <- Forms]);
+		_ ->
+			[]
+	end.
+
+%% README and the guide speak to a user about what Mustang does today: no
+%% words about the project's issues, sessions or plans ("come next", "not
+%% built yet", "once they land"), which meant something only to whoever
+%% wrote them. Each hit is named with its file and line.
+docs_speak_to_users(_) ->
+	Root = mustang_test:root(),
+	Files = [filename:join(Root, "README.md")]
+		++ filelib:wildcard(filename:join(Root, "doc/guide/*.md")),
+	Patterns = ["\\b[Ii]ssues? [0-9]+", "\\b[A-Z][a-z]+ issue\\b", "\\bthe [A-Za-z]+ issue\\b",
+		"\\bcomes? next\\b", "\\bnot built yet\\b", "\\bonce (they|it) lands?\\b",
+		"\\bthis session\\b", "\\(yet\\)", "\\bnot (done|implemented|written) yet\\b"],
+	Hits = [io_lib:format("~s:~b: ~s", [rel(Root, F), N, Line])
+		|| F <- Files,
+			{N, Line} <- numbered_lines(F),
+			lists:any(fun(P) -> re:run(Line, P, [unicode, {capture, none}]) =:= match end,
+				Patterns)],
+	case Hits of
+		[] -> ok;
+		_ -> ct:fail("text that speaks of the project's work instead of to a user:~n~s",
+			[lists:join("\n", Hits)])
+	end.
+
+numbered_lines(File) ->
+	{ok, Bin} = file:read_file(File),
+	Lines = string:split(unicode:characters_to_list(Bin), "\n", all),
+	lists:zip(lists:seq(1, length(Lines)), Lines).
 
 %% README's module index (## Modules) has a row for every module of src/,
 %% and names no module that is not there. Whoever adds a module adds its
