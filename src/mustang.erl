@@ -219,10 +219,10 @@ stop_listener(Ref) ->
 %% Graceful drain (doc/guide/listeners.md): the listen socket closes (new
 %% connections are refused), HTTP/2 connections send the two-step GOAWAY,
 %% HTTP/1.1 connections answer the request in flight with `connection:
-%% close' and close, idle ones close, Websocket sessions close with 1001.
+%% close` and close, idle ones close, Websocket sessions close with 1001.
 %% Returns when the last connection ended, or after Timeout ms, when those
 %% left are killed. The listener stays, with no connection, in the
-%% `draining' status until stop_listener/1 (or resume_listener/1).
+%% `draining` status until stop_listener/1 (or resume_listener/1).
 -spec drain(ref(), timeout()) -> ok | {error, not_found}.
 drain(Ref, Timeout) ->
 	case listener_sup(Ref) of
@@ -429,7 +429,7 @@ set_env(Ref, Name, Value) ->
 	Env = maps:get(env, Opts, #{}),
 	mustang_registry:set_protocol_opts(Ref, Opts#{env => Env#{Name => Value}}).
 
-%% One key of the listener's `env'. As in Cowboy: exit(badarg) when the
+%% One key of the listener's `env`. As in Cowboy: exit(badarg) when the
 %% listener does not exist, exit({badkey, Name}) when the key is missing.
 -spec get_env(ref(), atom()) -> any().
 get_env(Ref, Name) ->

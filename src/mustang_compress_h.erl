@@ -31,7 +31,7 @@
 %%   handler that wants both does it itself) or content-range (a range of the
 %%   uncompressed representation); sendfile bodies ({response, _, _,
 %%   {sendfile, ...}}); whole responses below the threshold.
-%% - any other response gets `vary: accept-encoding' merged into its vary
+%% - any other response gets `vary: accept-encoding` merged into its vary
 %%   header, compressed or not, since the coding depends on the request.
 %% - HEAD is treated as GET so that its headers (content-encoding, vary,
 %%   content-length) are those GET would get; the connection drops the body.

@@ -1,7 +1,7 @@
 %% Constraints: validate and convert user input (route bindings, query string
 %% and cookie fields), with the interface of Cowboy's constraints.
 %%
-%% A constraint is the atom `int' or `nonempty', or a fun of arity 2 called as
+%% A constraint is the atom `int` or `nonempty`, or a fun of arity 2 called as
 %% Fun(Operation, Value):
 %%
 %% - Fun(forward, Input) -> {ok, Value} | {error, Reason}: validate and convert;
@@ -15,7 +15,7 @@
 %% text.
 %%
 %% A field is how routes (and match functions) name their constraints:
-%% `Name', `{Name, Constraints}' or `{Name, Constraints, Default}'.
+%% `Name`, `{Name, Constraints}` or `{Name, Constraints, Default}`.
 -module(mustang_constraints).
 
 -export([validate/2]).

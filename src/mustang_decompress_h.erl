@@ -13,12 +13,12 @@
 %%                                 received so far (a zip bomb, or data that
 %%                                 compresses unusually well): the client gets
 %%                                 413 (if no response started) and the stream
-%%                                 ends. `infinity' removes the limit.
+%%                                 ends. `infinity` removes the limit.
 %%
 %% Only a body whose content-encoding is exactly gzip (or x-gzip) is decoded;
 %% any other coding, or several codings, pass through untouched. As Cowboy
 %% documents for cowboy_decompress_h, the Req the next handlers get says what
-%% was done: its `content_decoded' key lists the codings decoded ([<<"gzip">>]
+%% was done: its `content_decoded` key lists the codings decoded ([<<"gzip">>]
 %% or []); when decoding, content-encoding is removed from its headers, and
 %% so is content-length, with body_length set to undefined (both described
 %% the encoded body). The decision is the one made at init/3: a handler that

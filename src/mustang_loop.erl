@@ -6,7 +6,7 @@
 %% goes away. If nothing was sent when the loop ends, the client gets 204.
 %%
 %% Timeout (Cowboy 2.11 and later): when no message arrives within Timeout
-%% ms, info/3 gets the atom `timeout'; returning {stop, Req, State} from it
+%% ms, info/3 gets the atom `timeout`; returning {stop, Req, State} from it
 %% ends the request (204 if nothing was sent), and nothing is logged. The
 %% timeout given with {ok, Req, State, Timeout} stays in force for the
 %% following messages until another one is given; the default is infinity.
@@ -23,12 +23,12 @@
 %% request_process => true), which traps exits while in the loop so that
 %% the connection's stop reaches terminate/3 (an exit from another linked
 %% process still ends the handler as if exits were not trapped, unless the
-%% handler trapped exits itself), and hibernates on `hibernate'. Or inline,
+%% handler trapped exits itself), and hibernates on `hibernate`. Or inline,
 %% in the HTTP/1.1 connection process (the default): the messages are the
 %% handler's except the connection's own (socket data, kept for later
 %% reads and the next request; timers; supervisor and parent messages,
 %% handled once the loop ends; sys requests, answered while the loop waits,
-%% by mustang_http1_stream); a closed socket ends the loop; `hibernate'
+%% by mustang_http1_stream); a closed socket ends the loop; `hibernate`
 %% only garbage collects the process, whose stack cannot be dropped while
 %% the handler runs.
 %%

@@ -13,9 +13,9 @@
 %%                                      early error; without it the handler only
 %%                                      passes everything on. A crash of the
 %%                                      callback is caught and logged through the
-%%                                      `logger' option module.
+%%                                      `logger` option module.
 %%   metrics_req_filter (identity)      fun((Req) -> map()) applied to the Req
-%%                                      stored under `req' (drop what you do not
+%%                                      stored under `req` (drop what you do not
 %%                                      need: the map lives as long as the stream)
 %%   metrics_resp_headers_filter (identity)
 %%                                      fun((Headers) -> Headers) applied to the
@@ -28,7 +28,7 @@
 %% an {internal_error, _, _} command before any response (the connection
 %% then sends 500), or undefined when nothing was sent.
 %%
-%% The handler adds entries to the `user_data' map when a request handler
+%% The handler adds entries to the `user_data` map when a request handler
 %% calls mustang_req:cast({set_options, #{metrics_user_data => Map}}, Req):
 %% Map is merged into user_data (later values win). The same option given in
 %% a {set_options, _} command coming up the chain is merged too.
@@ -246,7 +246,7 @@ terminate(StreamID, Reason, State = #state{next = Next, callback = Callback}) ->
 	mustang_stream:terminate(StreamID, Reason, Next).
 
 %% A stream ended by an {internal_error, _, _} command says so even when the
-%% connection terminates it as `normal'.
+%% connection terminates it as `normal`.
 metrics_reason(normal, #state{internal_error = Error}) when Error =/= undefined -> Error;
 metrics_reason(Reason, _) -> Reason.
 

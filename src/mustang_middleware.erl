@@ -1,7 +1,7 @@
 %% The middleware behaviour (same shape as cowboy_middleware).
 %%
 %% A request runs through the middlewares listed in the protocol option
-%% `middlewares', in order. Each one gets the Req and the environment Env, and
+%% `middlewares`, in order. Each one gets the Req and the environment Env, and
 %% returns one of:
 %%
 %% - {ok, Req, Env}: go on with the next middleware;
@@ -10,9 +10,9 @@
 %%   runs inline in the HTTP/1.1 connection process resumes at once);
 %% - {stop, Req}: stop processing this request (a response may have been sent).
 %%
-%% Env starts as the protocol option `env' (for example #{dispatch => Rules}
+%% Env starts as the protocol option `env` (for example #{dispatch => Rules}
 %% for mustang_router) and carries what one middleware hands to the next
-%% (mustang_router adds `handler' and `handler_opts').
+%% (mustang_router adds `handler` and `handler_opts`).
 -module(mustang_middleware).
 
 -export([run/3]).

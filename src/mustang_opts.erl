@@ -8,7 +8,7 @@
 %% them (mustang_http1:defaults/0, mustang_http1_codec:default_limits/0,
 %% mustang_http2:defaults/0); defaults/0 merges them with those of the stream
 %% layer, kept here. Times are in ms, at most 4294967295 (the largest
-%% `receive ... after' value); sizes are in bytes.
+%% `receive ... after` value); sizes are in bytes.
 %%
 %% Protocol options shared by HTTP/1.1 and HTTP/2 (defaults in parentheses):
 %%   env (#{})                       middleware environment (atom keys)
@@ -101,7 +101,7 @@
 -export_type([http1_opts/0, http2_opts/0, protocol_opts/0, websocket_opts/0]).
 -export_type([error/0, websocket_error/0]).
 
-%% The largest timeout a `receive ... after' takes.
+%% The largest timeout a `receive ... after` takes.
 -define(MAX_MS, 4294967295).
 %% RFC 9113 6.5.1: SETTINGS values are 32 bits; 6.9.1: windows at most 2^31-1.
 -define(MAX_SETTING, 4294967295).

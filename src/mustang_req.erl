@@ -541,7 +541,7 @@ read_more(Req, MP, ReadOpts) ->
 read_part_body(Req) -> read_part_body(Req, #{}).
 
 %% @doc The body of the current part: ok with its end, or more with at least
-%% `length' bytes (default 8000000) when there is more to read. Options:
+%% `length` bytes (default 8000000) when there is more to read. Options:
 %% those of read_body/2 (length, period 15000) and max_part_length
 %% (infinity: bytes of one part's body; past it the request ends with 413).
 %% After the last piece, and before the first read_part/1,2, it returns

@@ -1,8 +1,8 @@
 %% Router: maps the host and path of a request to a handler, with the route
 %% syntax and results of cowboy_router. compile/1 turns routes into dispatch
 %% rules, match/3 looks a host and path up in them, and execute/2 is the router
-%% middleware (Env key `dispatch' in; Env keys `handler', `handler_opts' and Req
-%% keys `bindings', `host_info', `path_info' out; 400 or 404 when nothing matches).
+%% middleware (Env key `dispatch` in; Env keys `handler`, `handler_opts` and Req
+%% keys `bindings`, `host_info`, `path_info` out; 400 or 404 when nothing matches).
 %%
 %% Compiled form. Every pattern is split into segments at compile time, host
 %% patterns right to left. Optional segments are expanded into all the patterns

@@ -1,5 +1,5 @@
 %% The stream handler behaviour, and the chain that runs the handlers of the
-%% `stream_handlers' protocol option (default [mustang_stream_h]).
+%% `stream_handlers` protocol option (default [mustang_stream_h]).
 %%
 %% A stream is one request and its response: an HTTP/1.1 request (in either
 %% execution mode) or an HTTP/2 stream. The connection calls the first handler
@@ -51,7 +51,7 @@
 %%   {switch_protocol, Headers, Module, State}
 %%                                      101 and Module:takeover/8 (HTTP/1.1)
 %%   {set_options, Opts}                change options of this stream (idle_timeout)
-%%   {log, Level, Format, Args}         one line through the `logger' option
+%%   {log, Level, Format, Args}         one line through the `logger` option
 %%   {internal_error, Reason, Text}     end the stream: 500 when nothing was
 %%                                      sent yet, else a reset or a close
 %%   stop                               end the stream

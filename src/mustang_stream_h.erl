@@ -1,4 +1,4 @@
-%% The default stream handler, last in the `stream_handlers' chain: it runs
+%% The default stream handler, last in the `stream_handlers` chain: it runs
 %% the request (the middlewares, by default the router and the handler) and
 %% owns the policy that does not depend on the protocol:
 %%
@@ -11,7 +11,7 @@
 %%   crash gets 500 (or a reset once the response started) and the one log
 %%   line of the crashed request;
 %% - request body reads: the body is buffered here as the connection hands it
-%%   over (data/4) and given to read_body calls by `length' or `period',
+%%   over (data/4) and given to read_body calls by `length` or `period`,
 %%   whichever comes first; 100 Continue is sent at the first read, and at
 %%   most once per request, also when the handler sends it with inform/2.
 %%

@@ -21,12 +21,12 @@
 %%                               fun((StreamID, Req, Opts) -> boolean())
 %%   tracer_flags ([send, 'receive', call, return_to, procs, monotonic_timestamp,
 %%                 set_on_spawn])
-%%                             erlang:trace/3 flags (any but `tracer')
+%%                             erlang:trace/3 flags (any but `tracer`)
 %%   logger (logger)           module used to log a crashing callback
 %%
-%% This module sets no trace patterns: for `call' events, set them yourself
+%% This module sets no trace patterns: for `call` events, set them yourself
 %% (erlang:trace_pattern/3), preferably in advance, or from the callback's
-%% `init' call.
+%% `init` call.
 %%
 %% Callback contract. A tracer process is started for each traced stream; it
 %% calls, in that order:
@@ -37,7 +37,7 @@
 %%   Callback(terminate, State)                       once the stream ended and
 %%       the trace messages of its processes were delivered
 %% then exits, which stops all tracing it did. If the callback crashes, the
-%% crash is logged through `logger', the tracer exits and tracing of this
+%% crash is logged through `logger`, the tracer exits and tracing of this
 %% stream stops; the connection is not affected.
 %%
 %% What is traced. The process that runs the request:
