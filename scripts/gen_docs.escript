@@ -23,8 +23,10 @@
 %% the pages that define the types it names (OTP's types link to
 %% erlang.org). Comments are Markdown: code in `backquotes`; a `%% @doc`
 %% marker at the start of a comment is dropped, as are `@end` lines, and
-%% lines indented by two spaces or more (tables, code) are kept as they are
-%% in a text block. OTP 25 has no -doc attributes for user code, hence
+%% lines indented by two spaces or more are kept as they are in a code
+%% block, without their common indentation: an Erlang block when they are
+%% indented by four spaces or more (an example), a text block otherwise (a
+%% table, a list). OTP 25 has no -doc attributes for user code, hence
 %% comments.
 %%
 %% Internal functions: an exported function whose comment starts with
@@ -556,12 +558,23 @@ chunks(Lines = [L | _]) ->
 			{Pre, Rest} = lists:splitwith(fun(X) -> is_pre(X) orelse string:trim(X) =:= "" end, Lines),
 			Pre1 = lists:reverse(lists:dropwhile(fun(X) -> string:trim(X) =:= "" end,
 				lists:reverse(Pre))),
-			[["```text\n", [[X, "\n"] || X <- Pre1], "```\n"] | chunks(Rest)];
+			%% Four spaces or more: an Erlang example; two: a table or a list.
+			Indent = lists:min([indent(X) || X <- Pre1, string:trim(X) =/= ""]),
+			Lang = case Indent >= 4 of true -> "erlang"; false -> "text" end,
+			Code = [case string:trim(X) of "" -> ""; _ -> lists:nthtail(Indent, expand_tabs(X)) end
+				|| X <- Pre1],
+			[["```", Lang, "\n", [[X, "\n"] || X <- Code], "```\n"] | chunks(Rest)];
 		{_, false} ->
 			{Para, Rest} = lists:splitwith(fun(X) -> string:trim(X) =/= "" andalso not is_pre(X) end,
 				Lines),
 			[[[X, "\n"] || X <- Para] | chunks(Rest)]
 	end.
+
+indent(Line) ->
+	length(lists:takewhile(fun(C) -> C =:= $\s end, expand_tabs(Line))).
+
+expand_tabs(Line) ->
+	lists:flatten(string:replace(Line, "\t", "    ", all)).
 
 is_pre("  " ++ _) -> true;
 is_pre("\t" ++ _) -> true;

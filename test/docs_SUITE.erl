@@ -289,7 +289,7 @@ reference_new_module(Config) ->
 	{ok, Page} = file:read_file(filename:join(Out, "mustang_new.md")),
 	ct:log("~s", [Page]),
 	{match, _} = re:run(Page, "^# mustang_new\n\nA module written after the generator.\n\n"
-		"```text\n  an indented line\n```\n"),
+		"```text\nan indented line\n```\n"),
 	{match, _} = re:run(Page, "### hello/1\n\n```erlang\n-spec hello\\(name\\(\\)\\) -> \\{hello, name\\(\\)\\}.\n"
 		"```\n\nTypes: \\[`name\\(\\)`\\]\\(#type-name\\).\n\nSays hello\nto Name.\n"),
 	{match, _} = re:run(Page, "### bye/0\n\n```erlang\n-spec bye\\(\\) -> ok.\n```\n\nBye, commented below its spec.\n"),
