@@ -18,7 +18,8 @@
 %% comment just above the -spec (or just above the function when the spec
 %% comes first; no blank line between), the types its specs and callbacks
 %% name (its exported types, the local types they use, and the types of
-%% internal modules they use, each with the comment above it), and its
+%% internal modules they use, each with the comment above it; an opaque
+%% type without its representation), and its
 %% callbacks when it defines a behaviour. Each spec is followed by links to
 %% the pages that define the types it names (OTP's types link to
 %% erlang.org). Comments are Markdown: code in `backquotes`; a `%% @doc`
@@ -298,12 +299,15 @@ type_md({Mod, {N, A}}, Page, ByName, Links) ->
 	{Form, Comment} = maps:get({N, A}, maps:get(types, maps:get(Mod, ByName))),
 	[
 		"### ", type_title(Page, Mod, N, A), "\n\n",
-		"```erlang\n", pp(Form), "```\n\n",
+		"```erlang\n", pp_type(Form), "```\n\n",
 		case Mod of
 			Page -> "";
 			_ -> ["Defined in the internal module `", atom_to_list(Mod), "`.\n\n"]
 		end,
-		Links(Mod, Form),
+		case Form of
+			{attribute, _, opaque, _} -> "";
+			_ -> Links(Mod, Form)
+		end,
 		markdown(text(Comment))
 	].
 
@@ -352,8 +356,13 @@ close_types([], [], _, _, Shown, Problems) ->
 close_types([{_, {record, _}} | Todo], Forms, ByName, Page, Shown, Problems) ->
 	close_types(Todo, Forms, ByName, Page, Shown, Problems);
 close_types([{M, T} | Todo], Forms, ByName, Page, Shown, Problems) ->
-	{Form, _} = maps:get(T, maps:get(types, maps:get(M, ByName))),
-	close_types(Todo, [{M, Form} | Forms], ByName, Page, Shown, Problems);
+	case maps:get(T, maps:get(types, maps:get(M, ByName))) of
+		%% An opaque type's representation is not shown: nothing to follow.
+		{{attribute, _, opaque, _}, _} ->
+			close_types(Todo, Forms, ByName, Page, Shown, Problems);
+		{Form, _} ->
+			close_types(Todo, [{M, Form} | Forms], ByName, Page, Shown, Problems)
+	end;
 close_types([], [{M, Form} | Forms], ByName, Page, Shown0, Problems0) ->
 	#{file := File} = maps:get(M, ByName),
 	{Shown, Problems, New} = lists:foldl(fun(Ref, {S, P, N}) ->
@@ -579,6 +588,13 @@ expand_tabs(Line) ->
 is_pre("  " ++ _) -> true;
 is_pre("\t" ++ _) -> true;
 is_pre(_) -> false.
+
+%% An opaque type without its representation.
+pp_type({attribute, _, opaque, {N, _, Vars}}) ->
+	["-opaque ", atom_to_list(N), "(", lists:join(", ", [atom_to_list(V) || {var, _, V} <- Vars]),
+		").\n"];
+pp_type(Form) ->
+	pp(Form).
 
 pp(Form) ->
 	[erl_pp:attribute(Form, [{encoding, utf8}])].
