@@ -52,9 +52,8 @@
 -type commands() :: [mustang_ws_frame:frame() | {active, boolean()} | {deflate, boolean()}
 	| {set_options, map()} | {shutdown_reason, any()}].
 -type call_result(State) :: {commands(), State} | {commands(), State, hibernate}.
-%% The options of `upgrade/5`: those of `mustang_opts:websocket_opts()`,
-%% which `mustang_opts:validate_websocket/1` checks (it also has
-%% `min_recv_rate`, which this type lacks).
+%% The options of `upgrade/5`, as `mustang_opts:websocket_opts()`, which
+%% `mustang_opts:validate_websocket/1` checks.
 -type opts() :: #{
 	idle_timeout => timeout(),
 	hibernate_after => timeout(),
@@ -64,7 +63,8 @@
 	validate_utf8 => boolean(),
 	active_n => pos_integer(),
 	req_filter => fun((mustang_req:req()) -> map()),
-	close_timeout => timeout()
+	close_timeout => timeout(),
+	min_recv_rate => off | {pos_integer(), pos_integer()}
 }.
 -export_type([commands/0, call_result/1, opts/0]).
 
