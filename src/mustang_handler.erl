@@ -21,6 +21,7 @@
 %%             <<"Hello world!">>, Req), Opts}.
 -callback init(Req, any()) -> {ok | module(), Req, any()} | {module(), Req, any(), any()}
 	when Req :: mustang_req:req().
+
 %% Optional. Called once after `init/2` returned `{ok, Req, State}` (Reason
 %% `normal`) or crashed (`{crash, Class, Reason}`, with the handler options as
 %% State). Sub-protocols call it at their end with their own reasons. Its

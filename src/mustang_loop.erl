@@ -57,6 +57,7 @@
 %%         {mustang_loop, Req, State}.
 -callback init(Req, any()) -> {ok | module(), Req, any()} | {module(), Req, any(), any()}
 	when Req :: mustang_req:req().
+
 %% Called for every Erlang message the handler's process receives (Mustang's
 %% own messages are kept out), and with `timeout` when a timeout was given and
 %% no message came in time. Returns `{ok, Req, State}` to wait for the next
@@ -78,6 +79,7 @@
 	| {ok, Req, State, hibernate | timeout()}
 	| {stop, Req, State}
 	when Req :: mustang_req:req(), State :: any().
+
 %% Optional. Called once when the loop ends, with the reason: `stop` (`info/3`
 %% returned stop), `{crash, Class, Reason}`, or, when the client went away,
 %% `{shutdown, connection_closed}`, `{shutdown, stream_reset}`, `{shutdown,

@@ -122,11 +122,13 @@
 %% chain (`mustang_stream_h`, last, runs the request) and keep its state in
 %% yours. Runs in the connection process.
 -callback init(streamid(), mustang_req:req(), map()) -> {commands(), any()}.
+
 %% A piece of the request body was received (`fin` with the last one).
 %% Returns `{Commands, State}`; pass the data on with
 %% `mustang_stream:data/4` (changed or not: `mustang_decompress_h` passes it
 %% decoded).
 -callback data(streamid(), fin(), binary(), State) -> {commands(), State} when State :: any().
+
 %% Anything else that happened to the stream: the request handler's
 %% `mustang_req` calls (`{response, ...}`, `{headers, ...}`, `{data, ...}`,
 %% `{trailers, ...}`, `{inform, ...}`, `{read_body, ...}`, `{push, ...}`,
@@ -137,12 +139,14 @@
 %% `{Commands, State}`; pass on with `mustang_stream:info/3` what you do not
 %% handle yourself. The commands are in the module's head comment.
 -callback info(streamid(), any(), State) -> {commands(), State} when State :: any().
+
 %% The stream ended: Reason is `normal`, `switch_protocol`, `{internal_error,
 %% _, _}`, `{socket_error, _, _}`, `{stream_error, _, _}`,
 %% `{connection_error, _, _}` or `{stop, _, _}`. Call
 %% `mustang_stream:terminate/3` for the rest of the chain. The result is
 %% ignored; a crash is logged.
 -callback terminate(streamid(), reason(), any()) -> any().
+
 %% The request failed before any handler ran (400, 408, 413, 414, 431,
 %% 501...): Resp is the `{response, Status, Headers, Body}` the connection
 %% will send; return it, changed or not, after calling

@@ -79,6 +79,7 @@
 %%         ok = pg:join(chat, self()),
 %%         {[{text, <<"welcome">>}], State}.
 -callback websocket_init(State) -> call_result(State) when State :: any().
+
 %% Called for every message and control frame from the client:
 %% `{text, Bin}` and `{binary, Bin}` (whole messages, reassembled and
 %% inflated; text is valid UTF-8 unless `validate_utf8` is off), `{ping, Bin}`
@@ -98,6 +99,7 @@
 %% `terminate/3` with `{crash, Class, Reason}`; one line is logged.
 -callback websocket_handle({text | binary | ping | pong, binary()}, State)
 	-> call_result(State) when State :: any().
+
 %% Called for every Erlang message the Websocket process receives (Mustang's
 %% own are kept out): a message from another process to push to the client.
 %% Returns as `websocket_handle/2` does.
@@ -105,6 +107,7 @@
 %%     websocket_info({publish, Text}, State) -> {[{text, Text}], State};
 %%     websocket_info(_, State) -> {[], State}.
 -callback websocket_info(any(), State) -> call_result(State) when State :: any().
+
 %% Optional. Called once at the end of the session with the reason, the Req
 %% (without its headers unless the `req_filter` option says otherwise) and the
 %% state: `stop` (the handler closed), `timeout` (`idle_timeout`), `remote` or
