@@ -304,16 +304,18 @@ header(Name, #{headers := Headers}, Default) -> maps:get(Name, Headers, Default)
 -spec headers(req()) -> headers().
 headers(#{headers := Headers}) -> Headers.
 
-%% The request header Name parsed (`mustang_http_hd:parse/2` says how each
-%% header parses), or its default when the request has none: 0 for
-%% `content-length`, `[]` for `cookie`, `undefined` for the others. A header
-%% Mustang has no parser for is returned as it is.
+%% The request header Name parsed (`mustang_http_hd:parse/2` lists the
+%% headers and says how each one parses), or its default when the request has
+%% none: 0 for `content-length`, `[]` for `cookie`, `undefined` for the
+%% others.
 %%
 %%     [{{<<"text">>, <<"html">>, []}, 1000, []} | _] = mustang_req:parse_header(<<"accept">>, Req)
 %%
 %% A value that does not parse ends the request: the process exits with
 %% `{request_error, {header, Name, Error}, Text}`, the client gets 400 (or the
-%% status the error names) and a line is logged at `debug`.
+%% status the error names) and a line is logged at `debug`. So does a header
+%% that has no parser, when the request has it ("There is no parser for this
+%% header."): read such headers with `header/2`.
 -spec parse_header(binary(), req()) -> any().
 parse_header(Name = <<"content-length">>, Req) -> parse_header(Name, Req, 0);
 parse_header(Name = <<"cookie">>, Req) -> parse_header(Name, Req, []);
