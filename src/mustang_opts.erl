@@ -223,20 +223,31 @@
 
 %% Validation.
 
-%% Unknown keys are all reported at once; of the invalid values, the first.
+%% Checks protocol options as `mustang:start_clear/3` does: `ok`, or
+%% `{error, {unknown_protocol_options, Keys}}` (every unknown key, in term
+%% order), `{error, {invalid_protocol_option, Key, Value}}` (the first invalid
+%% value, by key) or `{error, {badarg, options_must_be_maps}}`.
+%%
+%%     {error, {invalid_protocol_option, active_n, 0}} = mustang_opts:validate(#{active_n => 0})
 -spec validate(any()) -> ok | {error, error()}.
 validate(Opts) when is_map(Opts) ->
 	check(Opts, fun protocol_option/2, unknown_protocol_options, invalid_protocol_option);
 validate(_) ->
 	{error, {badarg, options_must_be_maps}}.
 
+%% Checks the options of `{mustang_websocket, Req, State, Opts}`: `ok`, or
+%% `{error, {unknown_websocket_options, Keys}}`,
+%% `{error, {invalid_websocket_option, Key, Value}}` or
+%% `{error, {badarg, options_must_be_maps}}`. The upgrade raises
+%% `error({badarg, Reason})` with that error.
 -spec validate_websocket(any()) -> ok | {error, websocket_error()}.
 validate_websocket(Opts) when is_map(Opts) ->
 	check(Opts, fun websocket_option/2, unknown_websocket_options, invalid_websocket_option);
 validate_websocket(_) ->
 	{error, {badarg, options_must_be_maps}}.
 
-%% Every protocol option that has a default, with that default.
+%% Every protocol option that has a default, with that default (the options
+%% without one, such as `metrics_callback`, are absent).
 -spec defaults() -> protocol_opts().
 defaults() ->
 	maps:merge(
