@@ -73,6 +73,9 @@ main(Args) ->
 	_ = [io:format(standard_error, "~s:~b: ~s~n", [F, L, T]) || {F, L, T} <- lists:sort(Problems)],
 	io:format("~s: ~b module pages, ~b internal modules listed in index.md, ~b problems~n",
 		[Out, length(Public), length(Internal), length(Problems)]),
+	_ = Problems =/= [] andalso io:format(standard_error, "gen_docs: a module that applications "
+		"neither call nor implement goes in internal() of scripts/gen_docs.escript; a function "
+		"only Mustang calls gets `%% @private` above its -spec~n", []),
 	case Check andalso Problems =/= [] of
 		true -> halt(1);
 		false -> ok
