@@ -488,17 +488,18 @@ markup_problems(File, Comment) ->
 %% The paragraphs of a comment that are Markdown (not the indented text
 %% blocks): lists of {Line, Text}.
 paragraphs(Comment) ->
-	paragraphs(Comment, [], []).
+	Kinds = classify([L || {_, L} <- Comment]),
+	paragraphs(lists:zip(Comment, Kinds), [], []).
 
 paragraphs([], [], Acc) ->
 	lists:reverse(Acc);
 paragraphs([], Para, Acc) ->
 	lists:reverse([lists:reverse(Para) | Acc]);
-paragraphs([{N, L} | Rest], Para, Acc) ->
-	case string:trim(L) =:= "" orelse is_pre(L) of
-		true when Para =:= [] -> paragraphs(Rest, [], Acc);
-		true -> paragraphs(Rest, [], [lists:reverse(Para) | Acc]);
-		false -> paragraphs(Rest, [{N, L} | Para], Acc)
+paragraphs([{{N, L}, {Kind, _}} | Rest], Para, Acc) ->
+	case Kind =:= text of
+		false when Para =:= [] -> paragraphs(Rest, [], Acc);
+		false -> paragraphs(Rest, [], [lists:reverse(Para) | Acc]);
+		true -> paragraphs(Rest, [{N, L} | Para], Acc)
 	end.
 
 paragraph_problems(File, Para = [{First, _} | _]) ->
@@ -558,29 +559,46 @@ escape_table(Text) ->
 markdown([]) ->
 	"";
 markdown(Lines) ->
-	[[Chunk, "\n"] || Chunk <- chunks(Lines)].
+	[[Chunk, "\n"] || Chunk <- chunks(classify(Lines))].
+
+%% Each line as blank, text or pre. An indented line right under a list item
+%% ("- " or "1. "), or under such a continuation, continues the item: text.
+classify(Lines) ->
+	classify(Lines, false, []).
+
+classify([], _, Acc) ->
+	lists:reverse(Acc);
+classify([L | Rest], InItem, Acc) ->
+	case {string:trim(L), is_pre(L)} of
+		{"", _} -> classify(Rest, false, [{blank, L} | Acc]);
+		{_, true} when InItem -> classify(Rest, true, [{text, L} | Acc]);
+		{_, true} -> classify(Rest, false, [{pre, L} | Acc]);
+		{_, false} -> classify(Rest, is_item(L), [{text, L} | Acc])
+	end.
+
+is_item("- " ++ _) -> true;
+is_item("* " ++ _) -> true;
+is_item(Line) -> re:run(Line, "^[0-9]+\\. ", [{capture, none}]) =:= match.
 
 chunks([]) ->
 	[];
-chunks(Lines = [L | _]) ->
-	case {string:trim(L), is_pre(L)} of
-		{"", _} ->
-			chunks(tl(Lines));
-		{_, true} ->
-			{Pre, Rest} = lists:splitwith(fun(X) -> is_pre(X) orelse string:trim(X) =:= "" end, Lines),
-			Pre1 = lists:reverse(lists:dropwhile(fun(X) -> string:trim(X) =:= "" end,
-				lists:reverse(Pre))),
-			%% Four spaces or more: an Erlang example; two: a table or a list.
-			Indent = lists:min([indent(X) || X <- Pre1, string:trim(X) =/= ""]),
-			Lang = case Indent >= 4 of true -> "erlang"; false -> "text" end,
-			Code = [case string:trim(X) of "" -> ""; _ -> lists:nthtail(Indent, expand_tabs(X)) end
-				|| X <- Pre1],
-			[["```", Lang, "\n", [[X, "\n"] || X <- Code], "```\n"] | chunks(Rest)];
-		{_, false} ->
-			{Para, Rest} = lists:splitwith(fun(X) -> string:trim(X) =/= "" andalso not is_pre(X) end,
-				Lines),
-			[[[X, "\n"] || X <- Para] | chunks(Rest)]
-	end.
+chunks([{blank, _} | Rest]) ->
+	chunks(Rest);
+chunks(Lines = [{pre, _} | _]) ->
+	{Pre, _} = lists:splitwith(fun({K, _}) -> K =/= text end, Lines),
+	Pre1 = lists:reverse(lists:dropwhile(fun({K, _}) -> K =:= blank end,
+		lists:reverse(Pre))),
+	Rest1 = lists:nthtail(length(Pre1), Lines),
+	Text = [X || {_, X} <- Pre1],
+	%% Four spaces or more: an Erlang example; two: a table or a list.
+	Indent = lists:min([indent(X) || X <- Text, string:trim(X) =/= ""]),
+	Lang = case Indent >= 4 of true -> "erlang"; false -> "text" end,
+	Code = [case string:trim(X) of "" -> ""; _ -> lists:nthtail(Indent, expand_tabs(X)) end
+		|| X <- Text],
+	[["```", Lang, "\n", [[X, "\n"] || X <- Code], "```\n"] | chunks(Rest1)];
+chunks(Lines = [{text, _} | _]) ->
+	{Para, Rest} = lists:splitwith(fun({K, _}) -> K =:= text end, Lines),
+	[[[X, "\n"] || {_, X} <- Para] | chunks(Rest)].
 
 indent(Line) ->
 	length(lists:takewhile(fun(C) -> C =:= $\s end, expand_tabs(Line))).
