@@ -43,8 +43,12 @@
 -export([active_connections/1]).
 -export([set_tls_certificate/2]).
 
+%% A listener's name: any term, unique among the node's listeners (an atom
+%% usually).
 -type ref() :: any().
 -type opts() :: #{atom() => any()}.
+%% The transport options of `start_clear/3` and `start_tls/3` (README's
+%% transport table): unknown keys are refused.
 -type transport_opts() :: #{
 	port => inet:port_number(),
 	ip => inet:socket_address(),
@@ -57,6 +61,7 @@
 	logger => module()
 }.
 -type status() :: mustang_conn_limit:status().
+%% What `info/1` returns.
 -type info() :: #{
 	port := inet:port_number(),
 	status := status(),

@@ -23,11 +23,18 @@
 -export([format_error/1]).
 -export([match_fields/2]).
 
+%% A constraint: `int`, `nonempty`, or a fun of arity 2 (see the module's
+%% head comment).
 -type constraint() :: int | nonempty | fun((forward | reverse | format_error, any()) -> any()).
+%% Why a constraint failed: the constraint, its reason, and the value it was
+%% given.
 -type reason() :: {constraint(), Reason :: any(), Value :: any()}.
+%% A field of a route, `mustang_req:match_qs/2` or `match_cookies/2`: a name,
+%% with constraints, with a default for when it is missing.
 -type field() :: atom()
 	| {atom(), constraint() | [constraint()]}
 	| {atom(), constraint() | [constraint()], Default :: any()}.
+%% A list of fields.
 -type fields() :: [field()].
 -export_type([constraint/0]).
 -export_type([reason/0]).

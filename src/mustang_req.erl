@@ -94,6 +94,9 @@
 -export([new/4]).
 -export([with_proxy_header/2]).
 
+%% The Req: a map with the keys of Cowboy's Req. Read it with the functions
+%% of this module; the keys marked `=>` appear after routing or with a
+%% response. An application may add keys of its own (they are kept).
 -type req() :: #{
 	method := binary(),
 	version := 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2',
@@ -122,14 +125,26 @@
 	has_sent_resp => headers | true,
 	atom() => any()
 }.
+%% Headers in a map: lower-case names (binaries) to values.
 -type headers() :: #{binary() => iodata()}.
+%% The values a route bound, by name.
 -type bindings() :: #{atom() => any()}.
+%% A response status: an integer 100..999, or a binary with the status and
+%% its reason phrase (`<<"404 Not Here">>`).
 -type status() :: 100..999 | binary().
+%% A response body: iodata, or `{sendfile, Offset, Length, Path}` for a part
+%% of a file.
 -type resp_body() :: iodata() | {sendfile, non_neg_integer(), non_neg_integer(), file:name_all()}.
+%% The options of `read_body/2`: `length` (8000000 bytes, `infinity`, or
+%% `auto`), `period` (15000 ms), `timeout` (`period` + 1000 ms).
 -type read_body_opts() :: #{length => non_neg_integer() | infinity | auto, period => non_neg_integer(),
 	timeout => timeout()}.
+%% The options of `set_resp_cookie/4`: `max_age`, `domain`, `path`,
+%% `secure`, `http_only`, `same_site`, `partitioned` (see
+%% `mustang_cookie:cookie_opts()`).
 -type cookie_opts() :: map().
 -type fields() :: mustang_constraints:fields().
+%% A server-sent event for `stream_events/3`: each key optional.
 -type event() :: #{comment => iodata(), data => iodata(), event => iodata() | atom(),
 	id => iodata(), retry => non_neg_integer()}.
 -export_type([req/0, fields/0, headers/0, bindings/0, status/0, resp_body/0, read_body_opts/0]).

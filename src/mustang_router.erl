@@ -32,11 +32,17 @@
 
 -type bindings() :: #{atom() => any()}.
 -type tokens() :: [binary()].
+%% A host or path pattern (`"/users/:id"`, `"[...].example.org"`), or `'_'`
+%% for any.
 -type route_match() :: '_' | iodata().
+%% A path rule: pattern, optional constraints, handler module and its
+%% options (the second argument of its `init/2`).
 -type route_path() :: {route_match(), module(), any()}
 	| {route_match(), mustang_constraints:fields(), module(), any()}.
+%% A host rule: pattern, optional constraints, and its path rules.
 -type route_host() :: {route_match(), [route_path()]}
 	| {route_match(), mustang_constraints:fields(), [route_path()]}.
+%% What `compile/1` takes: host rules in order, the first that matches wins.
 -type routes() :: [route_host()].
 -export_type([bindings/0]).
 -export_type([tokens/0]).
@@ -52,8 +58,11 @@
 	| {any, Target}
 	| {pattern, [pattern()], checks(), Target}.
 -type path_rules() :: [rule({module(), any()})].
+%% Compiled routes, for the `dispatch` key of `env` (or in a
+%% `persistent_term` named there).
 -opaque dispatch_rules() :: [rule(path_rules())].
 
+%% What `match/3` returns.
 -type match_result() :: {ok, module(), any(), bindings(), undefined | tokens(),
 		undefined | tokens()}
 	| {error, notfound, host | path}

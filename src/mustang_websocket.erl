@@ -49,8 +49,11 @@
 -export([system_terminate/4]).
 -export([system_code_change/4]).
 
+%% What a Websocket callback returns to do: frames to send and the commands
+%% listed under `websocket_handle/2`.
 -type commands() :: [mustang_ws_frame:frame() | {active, boolean()} | {deflate, boolean()}
 	| {set_options, map()} | {shutdown_reason, any()}].
+%% What each Websocket callback returns.
 -type call_result(State) :: {commands(), State} | {commands(), State, hibernate}.
 %% The options of `upgrade/5`, as `mustang_opts:websocket_opts()`, which
 %% `mustang_opts:validate_websocket/1` checks.
