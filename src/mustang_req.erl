@@ -414,7 +414,7 @@ filter_cookies(_, Req) ->
 
 %% The client's address and port: the socket's peer. Behind a proxy this is
 %% the proxy; with the `proxy_header` option the client's own address is in
-%% `proxy_header/1`. `undefined` on a `{local, Path}` (Unix socket) listener.
+%% `proxy_header/1`.
 -spec peer(req()) -> {inet:ip_address(), inet:port_number()} | undefined.
 peer(#{peer := Peer}) -> Peer.
 
