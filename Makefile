@@ -23,7 +23,12 @@
 #                   (doc/internals/fuzzing.md)
 #   make docs       reference manual: doc/reference/<module>.md and index.md from
 #                   the -specs and comments of src/ (scripts/gen_docs.escript)
-#   make setup      install missing apt packages and the Python venv (_tools/venv)
+#   make setup      install every tool of the sets below (scripts/setup.sh all)
+#                   Each target installs only its own set when something is
+#                   missing: make run and make example the run set (Erlang/OTP,
+#                   rebar3), make test, soak and fuzz the test set (test
+#                   clients, _tools/venv, h2spec, Node ws), make bench the bench
+#                   set (scripts/setup.sh --list SET shows a set)
 #   make rest-diagrams
 #                   render the REST flowcharts doc/guide/rest/*.dot to SVG (Graphviz dot)
 #   make demo | xref | dialyzer | eunit | ct | clean
@@ -46,12 +51,21 @@ define build_demo
 	$(ERLC) +debug_info -I include -pa $(APP_EBIN) -o $(DEMO_EBIN) $(DEMO_SRC)
 endef
 
-.PHONY: all setup compile demo run example test xref dialyzer eunit ct bench soak fuzz clean rest-diagrams docs
+.PHONY: all setup setup-run setup-test setup-docs compile demo run example test xref dialyzer eunit ct bench soak fuzz clean rest-diagrams docs
 
 all: compile
 
 setup:
-	scripts/setup.sh
+	scripts/setup.sh all
+
+setup-run:
+	scripts/setup.sh run
+
+setup-test:
+	scripts/setup.sh test
+
+setup-docs:
+	scripts/setup.sh docs
 
 compile:
 	$(REBAR) compile
@@ -59,10 +73,10 @@ compile:
 demo: compile
 	$(build_demo)
 
-run: setup demo
+run: setup-run demo
 	scripts/run_demo.sh
 
-example: setup compile
+example: setup-run compile
 	scripts/run_example.sh $(NAME)
 
 docs:
@@ -71,7 +85,7 @@ docs:
 # Each step fails the make when it fails; cheapest checks first. The strict
 # profile adds warnings_as_errors (rebar.config: not in the default profile,
 # which an application depending on Mustang compiles).
-test: setup
+test: setup-test
 	$(REBAR) as strict compile
 	$(REBAR) compile
 	$(build_demo)
@@ -104,14 +118,14 @@ SOAK_NOFILE ?= 65536
 # and the memory breakdown are in the CT logs (_build/test/logs/).
 # idle_connections holds fewer connections, and says so, when `ulimit -n' is
 # below SOAK_IDLE_CONNS + 1000.
-soak: setup
+soak: setup-test
 	ulimit -n $(SOAK_NOFILE) 2>/dev/null || echo "make soak: ulimit -n $(SOAK_NOFILE) refused; the limit stays $$(ulimit -n)" >&2; \
 	SOAK_REQUESTS=$(SOAK_REQUESTS) SOAK_WS_SESSIONS=$(SOAK_WS_SESSIONS) \
 		SOAK_IDLE_CONNS=$(SOAK_IDLE_CONNS) $(REBAR) ct --suite=test/soak_SUITE
 
 FUZZ_SECONDS ?= 300
 
-fuzz:
+fuzz: setup-test
 	FUZZ_SECONDS=$(FUZZ_SECONDS) $(REBAR) ct --suite=test/fuzz_SUITE
 
 # Keeps _tools/ (installed tools), _bench/results-*/ and the global dialyzer
@@ -122,7 +136,7 @@ clean:
 
 # The REST flowcharts of doc/guide/rest.md: one SVG per .dot, committed.
 REST_DOTS := $(wildcard doc/guide/rest/*.dot)
-rest-diagrams: setup $(REST_DOTS:.dot=.svg)
+rest-diagrams: setup-docs $(REST_DOTS:.dot=.svg)
 
 doc/guide/rest/%.svg: doc/guide/rest/%.dot
 	dot -Tsvg $< -o $@

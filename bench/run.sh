@@ -212,7 +212,7 @@ take_bench_lock
 LOCKED_AT=$SECONDS   # the time spent waiting for another benchmark is not ours
 
 # --- tools and build --------------------------------------------------------
-[[ "${BENCH_SKIP_SETUP:-0}" == 1 ]] || scripts/setup.sh
+[[ "${BENCH_SKIP_SETUP:-0}" == 1 ]] || scripts/setup.sh bench
 [[ "${BENCH_SKIP_BUILD:-0}" == 1 ]] || make --no-print-directory demo \
   || die "build failed (make demo)"
 for t in wrk h2load nginx curl flock; do

@@ -44,8 +44,12 @@
 -export([active_connections/1]).
 -export([set_tls_certificate/2]).
 
+%% A listener's name: any term, unique among the node's listeners (an atom
+%% usually).
 -type ref() :: any().
 -type opts() :: #{atom() => any()}.
+%% The transport options of `start_clear/3` and `start_tls/3` (README's
+%% transport table): unknown keys are refused.
 -type transport_opts() :: #{
 	port => inet:port_number(),
 	ip => inet:socket_address(),
@@ -58,6 +62,7 @@
 	logger => module()
 }.
 -type status() :: mustang_conn_limit:status().
+%% What `info/1` returns.
 -type info() :: #{
 	port := inet:port_number(),
 	status := status(),
@@ -81,11 +86,46 @@
 	handshake_timeout => 5000
 }).
 
+%% Starts a listener named Ref on TCP: it accepts connections on the port of
+%% TransOpts and serves HTTP/1.1 and h2c (HTTP/2 by prior knowledge or
+%% `Upgrade: h2c`) with the protocol options ProtoOpts (`mustang_opts`); the
+%% routes go in `env`'s `dispatch`. Returns `{ok, Pid}`, the listener's
+%% supervisor, once the port is bound. The listener is supervised by the
+%% `mustang` application, not by the caller: stop it with `stop_listener/1`.
+%%
+%%     Dispatch = mustang_router:compile([{'_', [{"/", hello_h, []}]}]),
+%%     {ok, _} = mustang:start_clear(http, #{port => 8080}, #{env => #{dispatch => Dispatch}})
+%%
+%% Errors (nothing is started, and a listener already running under that name
+%% is left as it was):
+%%
+%% - `{error, {already_started, Ref}}`: a listener of that name runs;
+%% - `{error, {listen_error, Reason}}`: the port could not be bound
+%%   (`eaddrinuse`, `eacces`...);
+%% - `{error, {unknown_transport_options, Keys}}`,
+%%   `{error, {invalid_transport_options, Keys}}`,
+%%   `{error, {unknown_protocol_options, Keys}}`,
+%%   `{error, {invalid_protocol_option, Key, Value}}`,
+%%   `{error, {badarg, options_must_be_maps}}`: the options (README's tables);
+%% - `{error, {not_started, mustang}}`: the `mustang` application is not
+%%   started (put it in your application's `applications`).
 -spec start_clear(ref(), transport_opts(), mustang_opts:protocol_opts())
 	-> {ok, pid()} | {error, any()}.
 start_clear(Ref, TransOpts, ProtoOpts) ->
 	start_listener(Ref, mustang_tcp, TransOpts, ProtoOpts).
 
+%% Starts a listener named Ref on TLS (OTP `ssl`): as `start_clear/3`, with
+%% the certificate and any other `ssl` option in TransOpts' `socket_opts`.
+%% ALPN offers `h2` and `http/1.1` (after `protocols`), and Mustang's safe TLS
+%% defaults apply unless `socket_opts` sets them (the guide's TLS page).
+%%
+%%     {ok, _} = mustang:start_tls(https, #{port => 8443, socket_opts => [
+%%         {certfile, "cert.pem"}, {keyfile, "key.pem"}]},
+%%         #{env => #{dispatch => Dispatch}})
+%%
+%% Errors: those of `start_clear/3`, and `{error, {invalid_transport_options,
+%% [tls_certificate]}}` when `socket_opts` has no certificate (`certfile`,
+%% `cert`, `certs_keys`, `sni_fun` or `sni_hosts`).
 -spec start_tls(ref(), transport_opts(), mustang_opts:protocol_opts())
 	-> {ok, pid()} | {error, any()}.
 start_tls(Ref, TransOpts, ProtoOpts) ->
@@ -225,8 +265,10 @@ has_certificate(SocketOpts) ->
 		[certfile, cert, certs_keys, sni_fun, sni_hosts]).
 
 %% Graceful stop: stop accepting and let the requests in flight finish
-%% (drain/2, with the `shutdown` transport option as its timeout), then the
-%% listener's processes go.
+%% (`drain/2`, with the `shutdown` transport option as its timeout, 5000 ms by
+%% default), then the listener's processes go and its name is free again.
+%% Returns `ok` once it is gone; `{error, not_found}` when there is no
+%% listener Ref.
 -spec stop_listener(ref()) -> ok | {error, not_found}.
 stop_listener(Ref) ->
 	Id = {mustang_listener_sup, Ref},
@@ -240,13 +282,18 @@ stop_listener(Ref) ->
 			{error, not_found}
 	end.
 
-%% Graceful drain (doc/guide/listeners.md): the listen socket closes (new
+%% Graceful drain (the guide's listeners page): the listen socket closes (new
 %% connections are refused), HTTP/2 connections send the two-step GOAWAY,
 %% HTTP/1.1 connections answer the request in flight with `connection:
-%% close' and close, idle ones close, Websocket sessions close with 1001.
-%% Returns when the last connection ended, or after Timeout ms, when those
-%% left are killed. The listener stays, with no connection, in the
-%% `draining' status until stop_listener/1 (or resume_listener/1).
+%% close` and close, idle ones close, Websocket sessions close with 1001.
+%% Returns `ok` when the last connection ended, or after Timeout ms
+%% (`infinity`: no limit), when those left are killed. The listener stays,
+%% with no connection, in the `draining` status until `stop_listener/1` (or
+%% `resume_listener/1`). `{error, not_found}` when there is no listener Ref.
+%%
+%%     %% Before a deploy: finish what is in flight, at most 30 s.
+%%     ok = mustang:drain(http, 30000),
+%%     ok = mustang:stop_listener(http)
 -spec drain(ref(), timeout()) -> ok | {error, not_found}.
 drain(Ref, Timeout) ->
 	case listener_sup(Ref) of
@@ -281,8 +328,10 @@ wait_empty([Tag | Tags], Deadline) ->
 	end,
 	wait_empty(Tags, Deadline).
 
-%% As ranch:suspend_listener/1: the listen socket closes (new connections
-%% are refused); the connections open go on.
+%% As `ranch:suspend_listener/1`: the listen socket closes (new connections
+%% are refused); the connections open go on, and the status becomes
+%% `suspended`. `ok` also when it was suspended already; `{error, not_found}`
+%% when there is no listener Ref.
 -spec suspend_listener(ref()) -> ok | {error, not_found}.
 suspend_listener(Ref) ->
 	case listener_sup(Ref) of
@@ -296,9 +345,12 @@ suspend_listener(Ref) ->
 			{error, not_found}
 	end.
 
-%% As ranch:resume_listener/1: listens again, on the same port when the
-%% listener was started with port 0, with the transport options set
-%% meanwhile. A drained listener resumes too.
+%% As `ranch:resume_listener/1`: listens again, on the same port when the
+%% listener was started with port 0, with the transport options set meanwhile
+%% (`set_transport_options/2`). A drained listener resumes too. `ok` also
+%% when it was running; `{error, not_found}` when there is no listener Ref,
+%% `{error, {listen_error, Reason}}` when the port cannot be bound again
+%% (taken by another program meanwhile).
 -spec resume_listener(ref()) -> ok | {error, any()}.
 resume_listener(Ref) ->
 	case listener_sup(Ref) of
@@ -331,18 +383,31 @@ resume_listener(Ref) ->
 			{error, not_found}
 	end.
 
+%% The listener's status: `running`, `suspended` (`suspend_listener/1`) or
+%% `draining` (`drain/2`). Raises `error:badarg` when there is no listener Ref.
 -spec get_status(ref()) -> status().
 get_status(Ref) ->
 	mustang_conn_limit:status(mustang_registry:get_conn_limit(Ref)).
 
+%% The transport options the listener was started with, or last given to
+%% `set_transport_options/2` (as given, without the defaults; a
+%% `max_connections` set with `set_max_connections/2` included). Raises
+%% `error:badarg` when there is no listener Ref.
 -spec get_transport_options(ref()) -> transport_opts().
 get_transport_options(Ref) ->
 	mustang_registry:get_given_transport_opts(Ref).
 
-%% As ranch:set_transport_options/2: only while the listener is suspended
-%% ({error, running} otherwise); the options replace the old ones and take
-%% effect when it resumes, but for max_connections, which is applied at
-%% once. num_conns_sups cannot change (the shards exist).
+%% As `ranch:set_transport_options/2`: only while the listener is suspended
+%% (`{error, running}` otherwise); the options replace the old ones (not a
+%% merge) and take effect when it resumes, but for `max_connections`, which
+%% is applied at once. They are validated as at start (the errors of
+%% `start_clear/3`); `num_conns_sups` cannot change (`{error, {cannot_change,
+%% [num_conns_sups]}}`; left out, it stays). `{error, not_found}` when there
+%% is no listener Ref.
+%%
+%%     ok = mustang:suspend_listener(http),
+%%     ok = mustang:set_transport_options(http, #{port => 8081}),
+%%     ok = mustang:resume_listener(http)
 -spec set_transport_options(ref(), transport_opts())
 	-> ok | {error, running | not_found | {cannot_change, [num_conns_sups]} | any()}.
 set_transport_options(Ref, TransOpts0) ->
@@ -374,13 +439,17 @@ set_transport_options(Ref, TransOpts0) ->
 			{error, not_found}
 	end.
 
+%% The listener's `max_connections`: a positive integer or `infinity`. Exits
+%% with `error:badarg` when there is no listener Ref.
 -spec get_max_connections(ref()) -> pos_integer() | infinity.
 get_max_connections(Ref) ->
 	mustang_conn_limit:max(mustang_registry:get_conn_limit(Ref)).
 
-%% As ranch:set_max_connections/2, at run time: a lower limit keeps the
+%% As `ranch:set_max_connections/2`, at run time: a lower limit keeps the
 %% connections open (no new one is accepted until they are fewer); a higher
-%% one wakes the acceptors waiting for capacity.
+%% one wakes the acceptors waiting for capacity. Max is a positive integer or
+%% `infinity` (anything else: `function_clause`); raises `error:badarg` when
+%% there is no listener Ref.
 -spec set_max_connections(ref(), pos_integer() | infinity) -> ok.
 set_max_connections(Ref, Max) when Max =:= infinity; is_integer(Max), Max > 0 ->
 	TransOpts = mustang_registry:get_transport_opts(Ref),
@@ -391,9 +460,12 @@ set_max_connections(Ref, Max) when Max =:= infinity; is_integer(Max), Max > 0 ->
 	_ = [Pid ! {mustang_conns_sup, capacity} || {_, Pid} <- mustang_registry:get_conns_sups(Ref)],
 	ok.
 
-%% The listener at a glance; connections counts them per protocol (an
-%% HTTP/1.1 connection upgraded to Websocket counts as websocket; Websocket
-%% over HTTP/2 is a stream of an http2 connection).
+%% The listener at a glance: `port`, `status`, `transport` (`mustang_tcp` or
+%% `mustang_tls`), `max_connections`, `active_connections`, and
+%% `connections`, the open connections per protocol (`http`, `http2`,
+%% `websocket`: an HTTP/1.1 connection upgraded to Websocket counts as
+%% `websocket`; Websocket over HTTP/2 is a stream of an `http2` connection).
+%% Raises `error:badarg` when there is no listener Ref.
 -spec info(ref()) -> info().
 info(Ref) ->
 	Counts0 = lists:foldl(fun({_, Pid}, Acc) ->
@@ -468,21 +540,30 @@ stop_tcp_acceptors(Ref, ListenerSup) ->
 acceptors_spec(Ref, TransOpts) ->
 	mustang_listener_sup:acceptors_spec(Ref, mustang_registry:get_transport(Ref), TransOpts).
 
+%% The port the listener is bound to: the one chosen by the system when it
+%% was started with `port => 0` (as tests do).
+%%
+%%     {ok, _} = mustang:start_clear(test, #{port => 0}, ProtoOpts),
+%%     Port = mustang:get_port(test)
+%%
+%% Raises `error:badarg` when there is no listener Ref.
 -spec get_port(ref()) -> inet:port_number().
 get_port(Ref) ->
 	mustang_registry:get_port(Ref).
 
-%% Changes one key of the `env` protocol option (often `dispatch`). Takes
-%% effect for connections accepted afterwards. As in Cowboy: exit(badarg)
-%% when the listener does not exist.
+%% Changes one key of the `env` protocol option (often `dispatch`, to change
+%% the routes); connections accepted afterwards use it. As in Cowboy:
+%% `exit(badarg)` when there is no listener Ref.
+%%
+%%     ok = mustang:set_env(http, dispatch, mustang_router:compile(NewRoutes))
 -spec set_env(ref(), atom(), any()) -> ok.
 set_env(Ref, Name, Value) ->
 	Opts = protocol_opts(Ref),
 	Env = maps:get(env, Opts, #{}),
 	mustang_registry:set_protocol_opts(Ref, Opts#{env => Env#{Name => Value}}).
 
-%% One key of the listener's `env'. As in Cowboy: exit(badarg) when the
-%% listener does not exist, exit({badkey, Name}) when the key is missing.
+%% One key of the listener's `env`. As in Cowboy: `exit(badarg)` when there is
+%% no listener Ref, `exit({badkey, Name})` when the key is missing.
 -spec get_env(ref(), atom()) -> any().
 get_env(Ref, Name) ->
 	case maps:find(Name, maps:get(env, protocol_opts(Ref), #{})) of
@@ -490,14 +571,27 @@ get_env(Ref, Name) ->
 		error -> exit({badkey, Name})
 	end.
 
+%% One key of the listener's `env`, or Default when the key is missing. As in
+%% Cowboy: `exit(badarg)` when there is no listener Ref.
 -spec get_env(ref(), atom(), any()) -> any().
 get_env(Ref, Name, Default) ->
 	maps:get(Name, maps:get(env, protocol_opts(Ref), #{}), Default).
 
+%% The listener's protocol options, as given at start or to
+%% `set_protocol_options/2` (without the defaults). Raises `error:badarg`
+%% when there is no listener Ref.
 -spec get_protocol_options(ref()) -> mustang_opts:protocol_opts().
 get_protocol_options(Ref) ->
 	mustang_registry:get_protocol_opts(Ref).
 
+%% Replaces all of the listener's protocol options (not a merge: get them with
+%% `get_protocol_options/1` and change what you want); connections accepted
+%% afterwards use them, those open keep theirs. The options are validated as
+%% at start: `{error, {unknown_protocol_options, Keys}}` or
+%% `{error, {invalid_protocol_option, Key, Value}}` change nothing.
+%%
+%%     Opts = mustang:get_protocol_options(http),
+%%     ok = mustang:set_protocol_options(http, Opts#{idle_timeout => 30000})
 -spec set_protocol_options(ref(), mustang_opts:protocol_opts())
 	-> ok | {error, mustang_opts:error()}.
 set_protocol_options(Ref, Opts) ->
@@ -514,15 +608,24 @@ protocol_opts(Ref) ->
 	end.
 
 %% Certificate rotation without restarting the listener: the handshakes of
-%% connections accepted from now on use CertOpts (ssl server options among
-%% cert, key, certfile, keyfile, password, certs_keys, cacerts, cacertfile,
-%% sni_hosts, sni_fun) over the listener's socket options; established
-%% connections keep the certificate they have. Each call replaces the
-%% previous one. The options are tried first (an ssl listen socket on the
-%% loopback, closed at once), so that a bad file or key is an error here and
-%% not a failed handshake for every client. ssl caches files by name: the
-%% cache is cleared when CertOpts names files, so a file rewritten in place
-%% is read again.
+%% connections accepted from now on use CertOpts (`ssl` server options among
+%% `cert`, `key`, `certfile`, `keyfile`, `password`, `certs_keys`, `cacerts`,
+%% `cacertfile`, `sni_hosts`, `sni_fun`) over the listener's socket options;
+%% established connections keep the certificate they have. Each call replaces
+%% the previous one. The options are tried first (an `ssl` listen socket on
+%% the loopback, closed at once), so that a bad file or key is an error here
+%% and not a failed handshake for every client. `ssl` caches files by name:
+%% the cache is cleared when CertOpts names files, so a file rewritten in
+%% place (as certbot does) is read again.
+%%
+%%     ok = mustang:set_tls_certificate(https, [{certfile, "/etc/mustang/cert.pem"},
+%%         {keyfile, "/etc/mustang/key.pem"}])
+%%
+%% Errors: `{error, not_found}` (no listener Ref), `{error, not_tls}` (a clear
+%% listener), `{error, {invalid_certificate_options, Why}}`, where Why is
+%% `{Key, File, Reason}` for a file that cannot be read or holds no PEM
+%% entry, the options that are not certificate options, or `ssl`'s reason for
+%% refusing them.
 -spec set_tls_certificate(ref(), [ssl:tls_server_option()])
 	-> ok | {error, not_found | not_tls | {invalid_certificate_options, any()}}.
 set_tls_certificate(Ref, CertOpts) ->
@@ -618,6 +721,8 @@ check_ssl_options(CertOpts) ->
 		{error, Reason} -> {error, {invalid_certificate_options, Reason}}
 	end.
 
+%% The number of connections open on the listener (all protocols). Raises
+%% `error:badarg` when there is no listener Ref.
 -spec active_connections(ref()) -> non_neg_integer().
 active_connections(Ref) ->
 	%% An unknown listener fails with badarg like the other queries, not 0.

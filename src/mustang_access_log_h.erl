@@ -90,6 +90,9 @@
 	bytes = 0 :: non_neg_integer()
 }).
 
+%% When `logger` would let an info event of this module through, records the
+%% request's arrival and its fields (method, target, version, peer after
+%% `access_log_peer`, referer, user agent), then runs the rest of the chain.
 -spec init(mustang_stream:streamid(), mustang_req:req(), map())
 	-> {mustang_stream:commands(), #state{}}.
 init(StreamID, Req, Opts) ->
@@ -113,12 +116,16 @@ init(StreamID, Req, Opts) ->
 			{Commands, #state{next = Next}}
 	end.
 
+%% Passes the request body on and records what the commands that come back
+%% say (status, response body bytes).
 -spec data(mustang_stream:streamid(), mustang_stream:fin(), binary(), #state{})
 	-> {mustang_stream:commands(), #state{}}.
 data(StreamID, IsFin, Data, State = #state{next = Next0}) ->
 	{Commands, Next} = mustang_stream:data(StreamID, IsFin, Data, Next0),
 	{Commands, fold(Commands, State#state{next = Next})}.
 
+%% Passes the info on and records the status and response body bytes of the
+%% commands that come back.
 -spec info(mustang_stream:streamid(), any(), #state{}) -> {mustang_stream:commands(), #state{}}.
 info(StreamID, Info, State = #state{next = Next0}) ->
 	{Commands, Next} = mustang_stream:info(StreamID, Info, Next0),
@@ -151,6 +158,9 @@ body({sendfile, _, Length, _}, State = #state{bytes = Bytes}) ->
 body(Data, State = #state{bytes = Bytes}) ->
 	State#state{bytes = Bytes + iolist_size(Data)}.
 
+%% Runs the rest of the chain, then logs one event at level `info` with the
+%% domain `[mustang, access]`: a report map formatted by `format_report/1` in
+%% the `access_log_format`.
 -spec terminate(mustang_stream:streamid(), mustang_stream:reason(), #state{}) -> any().
 terminate(StreamID, Reason, #state{next = Next, enabled = false}) ->
 	mustang_stream:terminate(StreamID, Reason, Next);
@@ -178,6 +188,8 @@ terminate(StreamID, Reason, State = #state{next = Next}) ->
 	}),
 	Result.
 
+%% Logs one event for a request refused before any handler ran (`early_error`
+%% true), with the response the rest of the chain returned.
 -spec early_error(mustang_stream:streamid(), mustang_stream:reason(),
 	mustang_stream:partial_req(), Resp, map()) -> Resp
 	when Resp :: mustang_stream:resp_command().
@@ -242,11 +254,17 @@ status(_) ->
 
 %% Formatting, done by the logger handler that writes the event.
 
+%% The `report_cb` of the access log events: the line of a report map, in its
+%% format (common, combined or JSON), without a newline. Logger handlers call
+%% it; a formatter of your own may call it too.
 -spec format_report(report()) -> {io:format(), [unicode:chardata()]}.
 format_report(Report) ->
 	{"~ts", [format(Report)]}.
 
-%% The line, without a newline.
+%% The line of a report map as a binary, without a newline, in the report's
+%% `format`: the Common Log Format
+%% (`127.0.0.1 - - [10/Oct/2024:13:55:36 +0200] "GET /a?b=1 HTTP/1.1" 200 2326`),
+%% the combined format, or one JSON object.
 -spec format(report()) -> binary().
 format(Report = #{format := json}) ->
 	json(Report);

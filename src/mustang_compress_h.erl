@@ -31,7 +31,7 @@
 %%   handler that wants both does it itself) or content-range (a range of the
 %%   uncompressed representation); sendfile bodies ({response, _, _,
 %%   {sendfile, ...}}); whole responses below the threshold.
-%% - any other response gets `vary: accept-encoding' merged into its vary
+%% - any other response gets `vary: accept-encoding` merged into its vary
 %%   header, compressed or not, since the coding depends on the request.
 %% - HEAD is treated as GET so that its headers (content-encoding, vary,
 %%   content-length) are those GET would get; the connection drops the body.
@@ -104,6 +104,9 @@
 	resp = none :: none | done | #gz{}
 }).
 
+%% Remembers the request's accept-encoding and the options
+%% (`compress_threshold`, `compress_buffering`), then runs the rest of the
+%% chain. Nothing is parsed or compressed until a response comes up.
 -spec init(mustang_stream:streamid(), mustang_req:req(), map())
 	-> {mustang_stream:commands(), #state{}}.
 init(StreamID, Req = #{headers := Headers}, Opts) ->
@@ -115,18 +118,28 @@ init(StreamID, Req = #{headers := Headers}, Opts) ->
 		threshold = maps:get(compress_threshold, Opts, 300),
 		buffering = maps:get(compress_buffering, Opts, false)}).
 
+%% Passes the request body on unchanged; compresses the response commands
+%% that come back.
 -spec data(mustang_stream:streamid(), mustang_stream:fin(), binary(), #state{})
 	-> {mustang_stream:commands(), #state{}}.
 data(StreamID, IsFin, Data, State = #state{next = Next0}) ->
 	{Commands, Next} = mustang_stream:data(StreamID, IsFin, Data, Next0),
 	commands(Commands, State#state{next = Next}).
 
+%% Passes the info on (a `{set_options, #{compress_threshold => _,
+%% compress_buffering => _}}` changes them for this stream), then compresses
+%% the response commands that come back, as the module's head comment says:
+%% a whole response in one go when that makes it smaller, a streamed one as a
+%% gzip stream (each part flushed unless `compress_buffering`), with `vary:
+%% accept-encoding`.
 -spec info(mustang_stream:streamid(), any(), #state{})
 	-> {mustang_stream:commands(), #state{}}.
 info(StreamID, Info, State = #state{next = Next0}) ->
 	{Commands, Next} = mustang_stream:info(StreamID, Info, Next0),
 	commands(Commands, State#state{next = Next}).
 
+%% Closes the zlib stream of a streamed response that did not end, then runs
+%% the rest of the chain.
 -spec terminate(mustang_stream:streamid(), mustang_stream:reason(), #state{}) -> ok.
 terminate(StreamID, Reason, #state{next = Next, resp = Resp}) ->
 	_ = case Resp of
@@ -135,6 +148,7 @@ terminate(StreamID, Reason, #state{next = Next, resp = Resp}) ->
 	end,
 	mustang_stream:terminate(StreamID, Reason, Next).
 
+%% Passes the early error on: error responses are not compressed.
 -spec early_error(mustang_stream:streamid(), mustang_stream:reason(),
 	mustang_stream:partial_req(), Resp, map()) -> Resp
 	when Resp :: mustang_stream:resp_command().

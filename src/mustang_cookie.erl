@@ -51,6 +51,11 @@
 
 %% Parsing.
 
+%% Parses a cookie header value (RFC 6265 5.4): `{ok, [{Name, Value}]}` in
+%% the order sent, duplicates kept, a quoted value without its quotes; or
+%% `{error, {value_error, 400, Reason}}` (a pair without `=`, a name that is
+%% not a token, a control character). A non-binary raises `badarg`.
+%% `mustang_req:parse_cookies/1` is the request's.
 -spec parse_cookie(binary()) -> {ok, [{binary(), binary()}]} | {error, mustang_error:value_error()}.
 parse_cookie(Bin) when is_binary(Bin) ->
 	cookies(Bin, []);
@@ -124,7 +129,14 @@ skip_ws(Bin) ->
 
 %% Building.
 
-%% Max-Age comes with an Expires attribute for clients that only know the latter.
+%% A `set-cookie` header value: Name=Value with the attributes of Opts
+%% (`max_age`, with an `Expires`; `domain`, `path`, `secure`, `http_only`,
+%% `same_site`, `partitioned`). `mustang_req:set_resp_cookie/4` uses it. A
+%% name that is not a token, a value outside RFC 6265's cookie-octets, an
+%% attribute with `;` or a control character, or an unknown or invalid option
+%% raises `error({invalid_cookie_name, Name})`, `{invalid_cookie_value,
+%% Value}`, `{invalid_cookie_attribute, Key, Value}` or
+%% `{invalid_cookie_option, Key, Value}`.
 -spec setcookie(iodata(), iodata(), cookie_opts()) -> iodata().
 setcookie(Name0, Value0, Opts) ->
 	Name = iolist_to_binary(Name0),

@@ -32,6 +32,8 @@
 -define(D4(N), ($0 + N div 1000), ($0 + N div 100 rem 10), ($0 + N div 10 rem 10),
 	($0 + N rem 10)).
 
+%% Formats a `calendar:datetime()` (UTC, year 0..9999) as an IMF-fixdate,
+%% the HTTP date format: `<<"Sun, 06 Nov 1994 08:49:37 GMT">>`.
 -spec rfc7231(calendar:datetime()) -> binary().
 rfc7231({Date = {Y, Mo, D}, {H, Mi, S}}) ->
 	Wday = weekday(calendar:day_of_the_week(Date)),
@@ -39,6 +41,9 @@ rfc7231({Date = {Y, Mo, D}, {H, Mi, S}}) ->
 	<<Wday/binary, ", ", ?D2(D), " ", Month/binary, " ", ?D4(Y), " ",
 		?D2(H), ":", ?D2(Mi), ":", ?D2(S), " GMT">>.
 
+%% The current time as an IMF-fixdate (`rfc7231/1` of
+%% `erlang:universaltime()`). Mustang's connections take the `date` header
+%% from a cache updated every second instead.
 -spec now() -> binary().
 now() ->
 	rfc7231(erlang:universaltime()).
@@ -68,6 +73,11 @@ month(12) -> <<"Dec">>.
 
 %% Parsing.
 
+%% Parses an HTTP date in any of the three formats a recipient must accept
+%% (IMF-fixdate, RFC 850, asctime): `{ok, calendar:datetime()}`, or
+%% `{error, {value_error, 400, Reason}}`; a non-binary raises `badarg`.
+%%
+%%     {ok, {{1994, 11, 6}, {8, 49, 37}}} = mustang_date:parse(<<"Sun, 06 Nov 1994 08:49:37 GMT">>)
 -spec parse(binary()) -> {ok, calendar:datetime()} | {error, mustang_error:value_error()}.
 %% IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
 parse(<<Wday:3/binary, ", ", D1, D2, " ", Mon:3/binary, " ", Y1, Y2, Y3, Y4, " ",

@@ -13,12 +13,12 @@
 %%                                 received so far (a zip bomb, or data that
 %%                                 compresses unusually well): the client gets
 %%                                 413 (if no response started) and the stream
-%%                                 ends. `infinity' removes the limit.
+%%                                 ends. `infinity` removes the limit.
 %%
 %% Only a body whose content-encoding is exactly gzip (or x-gzip) is decoded;
 %% any other coding, or several codings, pass through untouched. As Cowboy
 %% documents for cowboy_decompress_h, the Req the next handlers get says what
-%% was done: its `content_decoded' key lists the codings decoded ([<<"gzip">>]
+%% was done: its `content_decoded` key lists the codings decoded ([<<"gzip">>]
 %% or []); when decoding, content-encoding is removed from its headers, and
 %% so is content-length, with body_length set to undefined (both described
 %% the encoded body). The decision is the one made at init/3: a handler that
@@ -69,6 +69,10 @@
 	decoded = 0 :: non_neg_integer()
 }).
 
+%% For a request whose content-encoding is gzip (and `decompress_enabled`):
+%% the Req the next handlers get has no content-encoding nor content-length,
+%% `body_length` undefined and `content_decoded => [<<"gzip">>]`; any other
+%% request gets `content_decoded => []` and passes untouched.
 -spec init(mustang_stream:streamid(), mustang_req:req(), map())
 	-> {mustang_stream:commands(), #state{}}.
 init(StreamID, Req = #{headers := Headers}, Opts) ->
@@ -112,6 +116,10 @@ is_gzip(Coding) ->
 		_ -> false
 	end.
 
+%% Inflates a gzip body in bounded pieces as it arrives and passes each piece
+%% on. A decoded size over `decompress_ratio_limit` times the received size
+%% ends the request with 413; data that is not gzip, or a gzip stream cut
+%% short, with 400 (if no response started; the stream ends either way).
 -spec data(mustang_stream:streamid(), mustang_stream:fin(), binary(), #state{})
 	-> {mustang_stream:commands(), #state{}}.
 data(StreamID, IsFin, Data, State = #state{decode = Decode})
@@ -184,17 +192,22 @@ fail(Status, Acc, State = #state{decode = Decode}) ->
 	close(Decode),
 	{lists:reverse(Acc, [{error_response, Status, #{}, <<>>}, stop]), State#state{decode = failed}}.
 
+%% Passes the info on (a `{set_options, #{decompress_enabled => _,
+%% decompress_ratio_limit => _}}` changes them for this stream until the body
+%% starts), and the commands that come back.
 -spec info(mustang_stream:streamid(), any(), #state{})
 	-> {mustang_stream:commands(), #state{}}.
 info(StreamID, Info, State = #state{next = Next0}) ->
 	{Commands, Next} = mustang_stream:info(StreamID, Info, Next0),
 	commands(Commands, State#state{next = Next}).
 
+%% Closes the inflate stream, then runs the rest of the chain.
 -spec terminate(mustang_stream:streamid(), mustang_stream:reason(), #state{}) -> ok.
 terminate(StreamID, Reason, #state{next = Next, decode = Decode}) ->
 	close(Decode),
 	mustang_stream:terminate(StreamID, Reason, Next).
 
+%% Passes the early error on.
 -spec early_error(mustang_stream:streamid(), mustang_stream:reason(),
 	mustang_stream:partial_req(), Resp, map()) -> Resp
 	when Resp :: mustang_stream:resp_command().

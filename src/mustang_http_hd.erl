@@ -83,6 +83,23 @@
 
 %% Dispatch.
 
+%% Parses the value of the header Name (lower case) with the parser of that
+%% header: `accept`, `accept-charset`, `accept-encoding`, `accept-language`,
+%% `authorization` and `proxy-authorization`, `connection`,
+%% `content-encoding`, `content-language`, `content-length`, `content-type`,
+%% `cookie`, `date`, `expires`, `if-modified-since`, `if-unmodified-since`
+%% and `last-modified` (dates), `expect`, `host`, `if-match`,
+%% `if-none-match`, `if-range`, `max-forwards`, `range`,
+%% `sec-websocket-extensions`, `sec-websocket-protocol`,
+%% `sec-websocket-version`, `te`, `trailer`, `transfer-encoding`, `upgrade`,
+%% `vary`, `x-forwarded-for`, `access-control-request-headers`,
+%% `access-control-request-method`, `origin`. Returns `{ok, Value}`, or
+%% `{error, {value_error, 400, Reason}}` for a value that does not parse and
+%% for a header with no parser (Reason: "There is no parser for this
+%% header."). Never raises on a binary.
+%%
+%%     {ok, {<<"text">>, <<"html">>, [{<<"charset">>, <<"utf-8">>}]}} =
+%%         mustang_http_hd:parse(<<"content-type">>, <<"text/HTML; charset=UTF-8">>)
 -spec parse(binary(), binary()) -> {ok, term()} | {error, mustang_error:value_error()}.
 parse(<<"accept">>, Value) -> parse_accept(Value);
 parse(<<"accept-charset">>, Value) -> parse_accept_charset(Value);
@@ -122,8 +139,9 @@ parse(<<"access-control-request-method">>, Value) -> parse_access_control_reques
 parse(<<"origin">>, Value) -> parse_origin(Value);
 parse(_, _) -> bad(unknown_header).
 
-%% Whether the list-valued header Name of a request (connection, upgrade...)
-%% is there, valid, and names Token (lowercase).
+%% Whether the list-valued request header Name of Headers (`connection`,
+%% `upgrade`...) is there, parses, and names Token (lower case). `false` for a
+%% header that does not parse.
 -spec has_token(binary(), binary(), #{binary() => binary()}) -> boolean().
 has_token(Name, Token, Headers) ->
 	case Headers of
@@ -140,22 +158,42 @@ has_token(Name, Token, Headers) ->
 %% Accept-Language (12.5.4), Authorization and Proxy-Authorization (11.6.2,
 %% 11.7.2): in mustang_http_hd_accept.
 
+%% Accept (RFC 9110 12.5.1): `[{{Type, SubType, Params}, Quality,
+%% AcceptExt}]` in the order sent, types and parameter names lower case,
+%% Quality an integer 0..1000 (q=0.5 is 500; 1000 without q), AcceptExt the
+%% parameters after the weight.
+%%
+%%     {ok, [{{<<"text">>, <<"html">>, [{<<"level">>, <<"1">>}]}, 500, []},
+%%         {{<<"*">>, <<"*">>, []}, 1000, []}]} =
+%%         mustang_http_hd:parse_accept(<<"text/html;level=1;q=0.5, */*">>)
 -spec parse_accept(binary())
 	-> {ok, [{media_type(), qvalue(), accept_ext()}]} | {error, mustang_error:value_error()}.
 parse_accept(Bin) -> mustang_http_hd_accept:parse_accept(Bin).
 
+%% Accept-Charset (RFC 9110 12.5.2): `[{Charset, Quality}]`, charsets lower
+%% case, Quality 0..1000.
 -spec parse_accept_charset(binary())
 	-> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
 parse_accept_charset(Bin) -> mustang_http_hd_accept:parse_accept_charset(Bin).
 
+%% Accept-Encoding (RFC 9110 12.5.3): `[{Coding, Quality}]`, codings lower
+%% case, Quality 0..1000; an empty value is `[]`.
 -spec parse_accept_encoding(binary())
 	-> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
 parse_accept_encoding(Bin) -> mustang_http_hd_accept:parse_accept_encoding(Bin).
 
+%% Accept-Language (RFC 9110 12.5.4): `[{LanguageRange, Quality}]`, ranges
+%% lower case, Quality 0..1000:
+%% `{ok, [{<<"en-gb">>, 1000}, {<<"fr">>, 500}]}` for `en-GB, fr;q=0.5`.
 -spec parse_accept_language(binary())
 	-> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
 parse_accept_language(Bin) -> mustang_http_hd_accept:parse_accept_language(Bin).
 
+%% Authorization and Proxy-Authorization (RFC 9110 11.6.2): `{basic, User,
+%% Password}` (RFC 7617), `{bearer, Token}` (RFC 6750) or `{digest, Params}`
+%% (RFC 7616). Other schemes are an error too.
+%%
+%%     {ok, {basic, <<"user">>, <<"pass">>}} = mustang_http_hd:parse_authorization(<<"Basic dXNlcjpwYXNz">>)
 -spec parse_authorization(binary())
 	-> {ok, credentials()} | {error, mustang_error:value_error()}.
 parse_authorization(Bin) -> mustang_http_hd_accept:parse_authorization(Bin).
@@ -163,17 +201,22 @@ parse_authorization(Bin) -> mustang_http_hd_accept:parse_authorization(Bin).
 %% Connection (RFC 9110 7.6.1): #connection-option, each a token; the list
 %% may be empty, the options are case-insensitive.
 
+%% Connection (RFC 9110 7.6.1): the connection options, lower case (`[]` for
+%% an empty list).
 -spec parse_connection(binary()) -> {ok, [binary()]} | {error, mustang_error:value_error()}.
 parse_connection(Bin) ->
 	result(list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_connection).
 
 %% Content-Encoding (RFC 9110 8.4) and Content-Language (8.5).
 
+%% Content-Encoding (RFC 9110 8.4): the codings in the order applied, lower
+%% case, at least one.
 -spec parse_content_encoding(binary())
 	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_content_encoding(Bin) ->
 	result(nonempty_list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_content_encoding).
 
+%% Content-Language (RFC 9110 8.5): the language tags, at least one.
 -spec parse_content_language(binary())
 	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_content_language(Bin) ->
@@ -183,6 +226,9 @@ parse_content_language(Bin) ->
 %% left behind by a proxy that merged duplicate fields, stands for that value.
 %% Empty list elements are not accepted here.
 
+%% Content-Length (RFC 9110 8.6, RFC 9112 6.3): a non-negative integer. A
+%% list of identical values (left by a proxy that merged duplicate fields)
+%% stands for that value; different values are an error.
 -spec parse_content_length(binary())
 	-> {ok, non_neg_integer()} | {error, mustang_error:value_error()}.
 parse_content_length(Bin) ->
@@ -205,6 +251,9 @@ content_length_tail(_, _) ->
 
 %% Content-Type (RFC 9110 8.3).
 
+%% Content-Type (RFC 9110 8.3): `{Type, SubType, Params}`, type, subtype and
+%% parameter names lower case, parameter values as sent (unquoted) but the
+%% `charset` value, lower case.
 -spec parse_content_type(binary()) -> {ok, media_type()} | {error, mustang_error:value_error()}.
 parse_content_type(Bin) ->
 	case media_type(ows(Bin)) of
@@ -220,6 +269,8 @@ parse_content_type(Bin) ->
 
 %% Cookie (RFC 6265 5.4).
 
+%% Cookie (RFC 6265 5.4): the cookies in order, `[{Name, Value}]`, duplicates
+%% kept (`mustang_cookie:parse_cookie/1`).
 -spec parse_cookie(binary()) -> {ok, [{binary(), binary()}]} | {error, mustang_error:value_error()}.
 parse_cookie(Bin) ->
 	case mustang_cookie:parse_cookie(Bin) of
@@ -230,6 +281,9 @@ parse_cookie(Bin) ->
 %% Date, Expires, If-Modified-Since, If-Unmodified-Since, Last-Modified
 %% (RFC 9110 5.6.7).
 
+%% An HTTP date (Date, Expires, If-Modified-Since, If-Unmodified-Since,
+%% Last-Modified; RFC 9110 5.6.7, all three formats): a
+%% `calendar:datetime()`, in UTC.
 -spec parse_date(binary()) -> {ok, calendar:datetime()} | {error, mustang_error:value_error()}.
 parse_date(Bin) ->
 	case mustang_date:parse(trim(Bin)) of
@@ -239,6 +293,8 @@ parse_date(Bin) ->
 
 %% Expect (RFC 9110 10.1.1): only 100-continue is defined, case-insensitively.
 
+%% Expect (RFC 9110 10.1.1): `continue` for `100-continue` (any case), the
+%% only expectation defined; anything else is an error.
 -spec parse_expect(binary()) -> {ok, continue} | {error, mustang_error:value_error()}.
 parse_expect(Bin) ->
 	case lower(trim(Bin)) of
@@ -250,6 +306,11 @@ parse_expect(Bin) ->
 %% empty (RFC 9112 3.2). It is lowercased; an IP literal keeps its brackets.
 %% The port, when there is one, is 1..65535.
 
+%% Host (RFC 9110 7.2): `{Host, Port}`, the host lower case (an IP literal
+%% keeps its brackets), Port 1..65535 or `undefined` when none is given; the
+%% host may be empty (RFC 9112 3.2).
+%%
+%%     {ok, {<<"example.org">>, 8080}} = mustang_http_hd:parse_host(<<"Example.org:8080">>)
 -spec parse_host(binary())
 	-> {ok, {binary(), inet:port_number() | undefined}} | {error, mustang_error:value_error()}.
 parse_host(Bin) ->
@@ -339,10 +400,14 @@ port(_, _) ->
 %% If-Match (RFC 9110 13.1.1), If-None-Match (13.1.2).
 %% "*" / #entity-tag
 
+%% If-Match (RFC 9110 13.1.1): `'*'` or a list of entity tags
+%% `{strong | weak, Opaque}` (the opaque tag without its quotes).
 -spec parse_if_match(binary()) -> {ok, '*' | [etag()]} | {error, mustang_error:value_error()}.
 parse_if_match(Bin) ->
 	result(etag_list(Bin), invalid_if_match).
 
+%% If-None-Match (RFC 9110 13.1.2): `'*'` or a list of entity tags:
+%% `{ok, [{weak, <<"a">>}, {strong, <<"b">>}]}` for `W/"a", "b"`.
 -spec parse_if_none_match(binary()) -> {ok, '*' | [etag()]} | {error, mustang_error:value_error()}.
 parse_if_none_match(Bin) ->
 	result(etag_list(Bin), invalid_if_none_match).
@@ -375,6 +440,8 @@ opaque_tag(_, _, _, _) ->
 
 %% If-Range (RFC 9110 13.1.5): entity-tag / HTTP-date.
 
+%% If-Range (RFC 9110 13.1.5): an entity tag `{strong | weak, Opaque}` or a
+%% date (`calendar:datetime()`).
 -spec parse_if_range(binary()) -> {ok, etag() | calendar:datetime()} | {error, mustang_error:value_error()}.
 parse_if_range(Bin) ->
 	Trimmed = trim(Bin),
@@ -390,6 +457,7 @@ parse_if_range(Bin) ->
 
 %% Max-Forwards (RFC 9110 7.6.2).
 
+%% Max-Forwards (RFC 9110 7.6.2): a non-negative integer.
 -spec parse_max_forwards(binary()) -> {ok, non_neg_integer()} | {error, mustang_error:value_error()}.
 parse_max_forwards(Bin) ->
 	case number(trim(Bin)) of
@@ -401,6 +469,12 @@ parse_max_forwards(Bin) ->
 %% Byte ranges are {First, Last}, {First, infinity} or -SuffixLength; other units
 %% are returned with their range-set unparsed.
 
+%% Range (RFC 9110 14.2): `{bytes, [Range]}` with each range `{First, Last}`,
+%% `{First, infinity}` or `-SuffixLength` (a range whose last position is
+%% below its first is an error), or `{Unit, RangeSet}` for another unit, the
+%% set unparsed.
+%%
+%%     {ok, {bytes, [{0, 99}, -5]}} = mustang_http_hd:parse_range(<<"bytes=0-99,-5">>)
 -spec parse_range(binary()) -> {ok, range()} | {error, mustang_error:value_error()}.
 parse_range(Bin) ->
 	case token_lc(trim(Bin)) of
@@ -465,6 +539,8 @@ other_range(_, _, _) ->
 %% extension-param = token [ "=" ( token / quoted-string ) ]
 %% Names and values keep their case.
 
+%% Sec-WebSocket-Extensions (RFC 6455 9.1): `[{Extension, Params}]`, each
+%% parameter `{Name, Value}` or a `Name` alone, names and values as sent.
 -spec parse_sec_websocket_extensions(binary())
 	-> {ok, [{binary(), [{binary(), binary()} | binary()]}, ...]}
 	| {error, mustang_error:value_error()}.
@@ -505,6 +581,8 @@ ws_extension_param(Bin, Name, Acc) ->
 %% Sec-WebSocket-Protocol (RFC 6455 11.3.4): 1#token. Subprotocol names are
 %% compared case-sensitively by browsers, so their case is kept.
 
+%% Sec-WebSocket-Protocol (RFC 6455 11.3.4): the subprotocol names, as sent
+%% (browsers compare them case-sensitively), at least one.
 -spec parse_sec_websocket_protocol(binary())
 	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_sec_websocket_protocol(Bin) ->
@@ -513,6 +591,8 @@ parse_sec_websocket_protocol(Bin) ->
 %% Sec-WebSocket-Version (RFC 6455 11.3.5): one version number, 0..255, without
 %% leading zeros.
 
+%% Sec-WebSocket-Version (RFC 6455 11.3.5): one version number, 0..255,
+%% without leading zeros.
 -spec parse_sec_websocket_version(binary())
 	-> {ok, 0..255} | {error, mustang_error:value_error()}.
 parse_sec_websocket_version(Bin) ->
@@ -533,6 +613,8 @@ parse_sec_websocket_version(Bin) ->
 %% transfer-parameter = token BWS "=" BWS token
 %% Transfer parameters are checked and dropped.
 
+%% TE (RFC 9110 10.1.4): `[{Coding, Quality}]`, codings lower case (with
+%% `trailers`), Quality 0..1000; transfer parameters are checked and dropped.
 -spec parse_te(binary()) -> {ok, [{binary(), qvalue()}]} | {error, mustang_error:value_error()}.
 parse_te(Bin) ->
 	result(list(Bin, fun t_coding/1), invalid_te).
@@ -566,6 +648,8 @@ t_coding_param(Bin, Coding) ->
 
 %% Trailer (RFC 9110 6.6.2): 1#field-name, lowercased.
 
+%% Trailer (RFC 9110 6.6.2): the field names announced, lower case, at least
+%% one.
 -spec parse_trailer(binary()) -> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_trailer(Bin) ->
 	result(nonempty_list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_trailer).
@@ -573,6 +657,9 @@ parse_trailer(Bin) ->
 %% Transfer-Encoding (RFC 9112 6.1). Transfer parameters are rejected: no coding in
 %% use has any, and this field is where request smuggling starts.
 
+%% Transfer-Encoding (RFC 9112 6.1): the codings, lower case, at least one;
+%% transfer parameters are refused (this field is where request smuggling
+%% starts).
 -spec parse_transfer_encoding(binary())
 	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_transfer_encoding(Bin) ->
@@ -581,6 +668,8 @@ parse_transfer_encoding(Bin) ->
 %% Upgrade (RFC 9110 7.8): protocol = protocol-name ["/" protocol-version],
 %% lowercased as recipients compare them case-insensitively.
 
+%% Upgrade (RFC 9110 7.8): the protocols (`name` or `name/version`), lower
+%% case, at least one.
 -spec parse_upgrade(binary()) -> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_upgrade(Bin) ->
 	result(nonempty_list(Bin, fun protocol/1), invalid_upgrade).
@@ -601,6 +690,7 @@ protocol(Bin) ->
 
 %% Vary (RFC 9110 12.5.5): #( "*" / field-name ), lowercased.
 
+%% Vary (RFC 9110 12.5.5): field names, lower case, or `<<"*">>`.
 -spec parse_vary(binary()) -> {ok, [binary()]} | {error, mustang_error:value_error()}.
 parse_vary(Bin) ->
 	result(list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_vary).
@@ -608,6 +698,9 @@ parse_vary(Bin) ->
 %% X-Forwarded-For (de facto): a list of nodes, each returned as sent. A node is
 %% any run of visible characters other than a comma.
 
+%% X-Forwarded-For (de facto): the nodes in order, each as sent (any visible
+%% characters but a comma), at least one. Only a proxy you trust sets it:
+%% check where it came from before you believe it.
 -spec parse_x_forwarded_for(binary())
 	-> {ok, [binary(), ...]} | {error, mustang_error:value_error()}.
 parse_x_forwarded_for(Bin) ->
@@ -636,11 +729,14 @@ result(error, Field) -> bad(Field).
 %% Access-Control-Request-Headers = #field-name (names lowercased), and
 %% Access-Control-Request-Method = method (a token, case-sensitive).
 
+%% Access-Control-Request-Headers (CORS preflight): field names, lower case.
 -spec parse_access_control_request_headers(binary())
 	-> {ok, [binary()]} | {error, mustang_error:value_error()}.
 parse_access_control_request_headers(Bin) ->
 	result(list(Bin, fun mustang_http_hd_grammar:token_ci/1), invalid_access_control_request_headers).
 
+%% Access-Control-Request-Method (CORS preflight): one method, a token, as
+%% sent (case-sensitive).
 -spec parse_access_control_request_method(binary())
 	-> {ok, binary()} | {error, mustang_error:value_error()}.
 parse_access_control_request_method(Bin) ->
@@ -655,6 +751,12 @@ parse_access_control_request_method(Bin) ->
 %% 80 (http, ws) or 443 (https, wss), else undefined. As in Cowboy, "null"
 %% gives [Ref], a new reference, so that no two null origins are equal.
 
+%% Origin (RFC 6454 7.1): `[{Scheme, Host, Port}]`, scheme and host lower
+%% case, Port the one given or 80 (http, ws) or 443 (https, wss), else
+%% `undefined`; `null` gives `[Ref]`, a new reference (so that no two null
+%% origins are equal), as in Cowboy.
+%%
+%%     {ok, [{<<"https">>, <<"example.org">>, 443}]} = mustang_http_hd:parse_origin(<<"https://example.org">>)
 -spec parse_origin(binary()) -> {ok, [{binary(), binary(), inet:port_number() | undefined}
 	| reference()]} | {error, mustang_error:value_error()}.
 parse_origin(Bin) ->

@@ -6,7 +6,7 @@
 %% goes away. If nothing was sent when the loop ends, the client gets 204.
 %%
 %% Timeout (Cowboy 2.11 and later): when no message arrives within Timeout
-%% ms, info/3 gets the atom `timeout'; returning {stop, Req, State} from it
+%% ms, info/3 gets the atom `timeout`; returning {stop, Req, State} from it
 %% ends the request (204 if nothing was sent), and nothing is logged. The
 %% timeout given with {ok, Req, State, Timeout} stays in force for the
 %% following messages until another one is given; the default is infinity.
@@ -23,12 +23,12 @@
 %% request_process => true), which traps exits while in the loop so that
 %% the connection's stop reaches terminate/3 (an exit from another linked
 %% process still ends the handler as if exits were not trapped, unless the
-%% handler trapped exits itself), and hibernates on `hibernate'. Or inline,
+%% handler trapped exits itself), and hibernates on `hibernate`. Or inline,
 %% in the HTTP/1.1 connection process (the default): the messages are the
 %% handler's except the connection's own (socket data, kept for later
 %% reads and the next request; timers; supervisor and parent messages,
 %% handled once the loop ends; sys requests, answered while the loop waits,
-%% by mustang_http1_stream); a closed socket ends the loop; `hibernate'
+%% by mustang_http1_stream); a closed socket ends the loop; `hibernate`
 %% only garbage collects the process, whose stack cannot be dropped while
 %% the handler runs.
 %%
@@ -44,27 +44,63 @@
 -export([system_terminate/4]).
 -export([system_code_change/4]).
 
+%% The handler's `init(Req, Opts)`: returns `{mustang_loop, Req, State}` to
+%% enter the loop, `{mustang_loop, Req, State, hibernate}` to hibernate until
+%% the first message, or `{mustang_loop, Req, State, Timeout}` to get
+%% `timeout` in `info/3` when no message came for Timeout ms (or `{ok, Req,
+%% State}` for a plain reply). Start a streamed response here for server-sent
+%% events.
+%%
+%%     init(Req0, State) ->
+%%         Req = mustang_req:stream_reply(200, #{<<"content-type">> => <<"text/event-stream">>}, Req0),
+%%         ok = pg:join(events, self()),
+%%         {mustang_loop, Req, State}.
 -callback init(Req, any()) -> {ok | module(), Req, any()} | {module(), Req, any(), any()}
 	when Req :: mustang_req:req().
+
+%% Called for every Erlang message the handler's process receives (Mustang's
+%% own messages are kept out), and with `timeout` when a timeout was given and
+%% no message came in time. Returns `{ok, Req, State}` to wait for the next
+%% message, `{ok, Req, State, hibernate}` to hibernate first (inline:
+%% only a garbage collection), `{ok, Req, State, Timeout}` to set a new
+%% timeout (`infinity` removes it), or `{stop, Req, State}` to end the
+%% request (204 if nothing was sent; a streamed response is finished).
+%%
+%%     info({event, Data}, Req, State) ->
+%%         ok = mustang_req:stream_events(#{data => Data}, nofin, Req),
+%%         {ok, Req, State};
+%%     info(timeout, Req, State) ->
+%%         {stop, Req, State}.
+%%
+%% A crash answers 500 if nothing was sent (or cuts the response short) and
+%% calls `terminate/3` with `{crash, Class, Reason}`.
 -callback info(any(), Req, State)
 	-> {ok, Req, State}
 	| {ok, Req, State, hibernate | timeout()}
 	| {stop, Req, State}
 	when Req :: mustang_req:req(), State :: any().
+
+%% Optional. Called once when the loop ends, with the reason: `stop` (`info/3`
+%% returned stop), `{crash, Class, Reason}`, or, when the client went away,
+%% `{shutdown, connection_closed}`, `{shutdown, stream_reset}`, `{shutdown,
+%% {stream_error, Code}}` or `{shutdown, {socket_error, Reason}}` (the
+%% handler is not called again after those). Its result is ignored.
 -callback terminate(any(), mustang_req:req(), any()) -> ok.
 -optional_callbacks([terminate/3]).
 
 -type result() :: {ok, mustang_req:req(), mustang_middleware:env()}
 	| {suspend, module(), atom(), [any()]}.
 
-%% @doc Enters the loop with no timeout (mustang_handler calls it when
-%% init/2 returns {mustang_loop, Req, State}).
+%% Enters the loop with no timeout: `mustang_handler` calls it when `init/2`
+%% returns `{mustang_loop, Req, State}`. Not called by applications.
 -spec upgrade(Req, Env, module(), any()) -> result()
 	when Req :: mustang_req:req(), Env :: mustang_middleware:env().
 upgrade(Req, Env, Handler, State) ->
 	upgrade(Req, Env, Handler, State, infinity).
 
-%% @doc Enters the loop with a timeout in ms, or hibernating first.
+%% Enters the loop with a timeout in ms, or hibernating first:
+%% `mustang_handler` calls it when `init/2` returns `{mustang_loop, Req,
+%% State, Timeout | hibernate}`. Not called by applications.
 -spec upgrade(Req, Env, module(), any(), hibernate | timeout()) -> result()
 	when Req :: mustang_req:req(), Env :: mustang_middleware:env().
 upgrade(Req, Env, Handler, State, Opt) ->
@@ -177,15 +213,20 @@ shutdown(Req, _, {Handler, _, _}, State, Reason) ->
 %% HandlerState, Timer}; sys:terminate/2 ends the loop as a connection stop
 %% does: terminate/3 gets the reason, the process exits with {shutdown, Reason}.
 
+%% @private sys callback of request processes (the state is {Req, Env, Loop,
+%% HandlerState, Timer}).
 -spec system_continue(pid(), [sys:debug_option()], tuple()) -> result().
 system_continue(_, _, {Req, Env, Loop, State, Timer}) ->
 	wait(Req, Env, Loop, State, Timer).
 
+%% @private sys callback: sys:terminate/2 ends the loop as a connection stop
+%% does (terminate/3 gets {shutdown, Reason}).
 -spec system_terminate(any(), pid(), [sys:debug_option()], tuple()) -> no_return().
 system_terminate(Reason, _, _, {Req, Env, Loop, State, Timer}) ->
 	cancel_timer(Timer),
 	shutdown(Req, Env, Loop, State, Reason).
 
+%% @private sys callback.
 -spec system_code_change(Misc, module(), any(), any()) -> {ok, Misc} when Misc :: tuple().
 system_code_change(Misc, _, _, _) ->
 	{ok, Misc}.

@@ -13,9 +13,9 @@
 %%                                      early error; without it the handler only
 %%                                      passes everything on. A crash of the
 %%                                      callback is caught and logged through the
-%%                                      `logger' option module.
+%%                                      `logger` option module.
 %%   metrics_req_filter (identity)      fun((Req) -> map()) applied to the Req
-%%                                      stored under `req' (drop what you do not
+%%                                      stored under `req` (drop what you do not
 %%                                      need: the map lives as long as the stream)
 %%   metrics_resp_headers_filter (identity)
 %%                                      fun((Headers) -> Headers) applied to the
@@ -28,7 +28,7 @@
 %% an {internal_error, _, _} command before any response (the connection
 %% then sends 500), or undefined when nothing was sent.
 %%
-%% The handler adds entries to the `user_data' map when a request handler
+%% The handler adds entries to the `user_data` map when a request handler
 %% calls mustang_req:cast({set_options, #{metrics_user_data => Map}}, Req):
 %% Map is merged into user_data (later values win). The same option given in
 %% a {set_options, _} command coming up the chain is merged too.
@@ -94,6 +94,9 @@
 	user_data = #{} :: map()
 }).
 
+%% With a `metrics_callback`, records the request's start time and the Req
+%% (through `metrics_req_filter`), then runs the rest of the chain and notes
+%% the processes it spawns; without one, only passes everything on.
 -spec init(mustang_stream:streamid(), mustang_req:req(), map())
 	-> {mustang_stream:commands(), #state{}}.
 init(StreamID, Req, Opts) ->
@@ -116,6 +119,7 @@ init(StreamID, Req, Opts) ->
 			{Commands, #state{next = Next, logger = logger}}
 	end.
 
+%% Counts the request body (its start, end and length), then passes it on.
 -spec data(mustang_stream:streamid(), mustang_stream:fin(), binary(), #state{})
 	-> {mustang_stream:commands(), #state{}}.
 data(StreamID, IsFin, Data, State0 = #state{next = Next0, callback = undefined}) ->
@@ -137,6 +141,10 @@ data(StreamID, IsFin, Data, State0 = #state{next = Next0, req_body_start = BodyS
 		req_body_length = BodyLength + byte_size(Data)},
 	{Commands, fold(Commands, State)}.
 
+%% Passes the info on and records what the commands that come back say:
+%% informational responses, the response's status, headers (through
+%% `metrics_resp_headers_filter`), body length and times, spawned processes
+%% and their exits, and `metrics_user_data` given with `set_options`.
 -spec info(mustang_stream:streamid(), any(), #state{}) -> {mustang_stream:commands(), #state{}}.
 info(StreamID, Info, State0 = #state{next = Next0, callback = undefined}) ->
 	{Commands, Next} = mustang_stream:info(StreamID, Info, Next0),
@@ -218,6 +226,12 @@ filter_headers(Headers, #state{resp_headers_filter = Filter}) ->
 body_length({sendfile, _, Length, _}) -> Length;
 body_length(Data) -> iolist_size(Data).
 
+%% Runs the rest of the chain, then calls `metrics_callback` with the stream's
+%% metrics map (`metrics()`, Cowboy's keys: `ref`, `pid`, `streamid`,
+%% `reason`, `req`, `resp_status`, `resp_headers`, `req_start`, `req_end`,
+%% `req_body_start`, `req_body_end`, `req_body_length`, `resp_start`,
+%% `resp_end`, `resp_body_length`, `informational`, `procs`, `user_data`). A
+%% crash of the callback is logged, never raised.
 -spec terminate(mustang_stream:streamid(), mustang_stream:reason(), #state{}) -> any().
 terminate(StreamID, Reason, #state{next = Next, callback = undefined}) ->
 	mustang_stream:terminate(StreamID, Reason, Next);
@@ -246,10 +260,13 @@ terminate(StreamID, Reason, State = #state{next = Next, callback = Callback}) ->
 	mustang_stream:terminate(StreamID, Reason, Next).
 
 %% A stream ended by an {internal_error, _, _} command says so even when the
-%% connection terminates it as `normal'.
+%% connection terminates it as `normal`.
 metrics_reason(normal, #state{internal_error = Error}) when Error =/= undefined -> Error;
 metrics_reason(Reason, _) -> Reason.
 
+%% Passes the early error on, then calls `metrics_callback` once with its
+%% metrics (`partial_req`, `early_error_time`, the status and headers of the
+%% response that will be sent).
 -spec early_error(mustang_stream:streamid(), mustang_stream:reason(),
 	mustang_stream:partial_req(), Resp, map()) -> Resp
 	when Resp :: mustang_stream:resp_command().

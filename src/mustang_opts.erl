@@ -8,7 +8,7 @@
 %% them (mustang_http1:defaults/0, mustang_http1_codec:default_limits/0,
 %% mustang_http2:defaults/0); defaults/0 merges them with those of the stream
 %% layer, kept here. Times are in ms, at most 4294967295 (the largest
-%% `receive ... after' value); sizes are in bytes.
+%% `receive ... after` value); sizes are in bytes.
 %%
 %% Protocol options shared by HTTP/1.1 and HTTP/2 (defaults in parentheses):
 %%   env (#{})                       middleware environment (atom keys)
@@ -114,7 +114,7 @@
 -export_type([http1_opts/0, http2_opts/0, http3_opts/0, protocol_opts/0, websocket_opts/0]).
 -export_type([error/0, websocket_error/0]).
 
-%% The largest timeout a `receive ... after' takes.
+%% The largest timeout a `receive ... after` takes.
 -define(MAX_MS, 4294967295).
 %% RFC 9113 6.5.1: SETTINGS values are 32 bits; 6.9.1: windows at most 2^31-1.
 -define(MAX_SETTING, 4294967295).
@@ -250,20 +250,31 @@
 
 %% Validation.
 
-%% Unknown keys are all reported at once; of the invalid values, the first.
+%% Checks protocol options as `mustang:start_clear/3` does: `ok`, or
+%% `{error, {unknown_protocol_options, Keys}}` (every unknown key, in term
+%% order), `{error, {invalid_protocol_option, Key, Value}}` (the first invalid
+%% value, by key) or `{error, {badarg, options_must_be_maps}}`.
+%%
+%%     {error, {invalid_protocol_option, active_n, 0}} = mustang_opts:validate(#{active_n => 0})
 -spec validate(any()) -> ok | {error, error()}.
 validate(Opts) when is_map(Opts) ->
 	check(Opts, fun protocol_option/2, unknown_protocol_options, invalid_protocol_option);
 validate(_) ->
 	{error, {badarg, options_must_be_maps}}.
 
+%% Checks the options of `{mustang_websocket, Req, State, Opts}`: `ok`, or
+%% `{error, {unknown_websocket_options, Keys}}`,
+%% `{error, {invalid_websocket_option, Key, Value}}` or
+%% `{error, {badarg, options_must_be_maps}}`. The upgrade raises
+%% `error({badarg, Reason})` with that error.
 -spec validate_websocket(any()) -> ok | {error, websocket_error()}.
 validate_websocket(Opts) when is_map(Opts) ->
 	check(Opts, fun websocket_option/2, unknown_websocket_options, invalid_websocket_option);
 validate_websocket(_) ->
 	{error, {badarg, options_must_be_maps}}.
 
-%% Every protocol option that has a default, with that default.
+%% Every protocol option that has a default, with that default (the options
+%% without one, such as `metrics_callback`, are absent).
 -spec defaults() -> protocol_opts().
 defaults() ->
 	maps:merge(

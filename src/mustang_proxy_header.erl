@@ -94,6 +94,12 @@
 
 %% Parsing.
 
+%% Parses a PROXY protocol header (version 1 or 2) at the start of Data:
+%% `{ok, Info, Rest}` with the map described in the module's head comment and
+%% the bytes after the header, `more` when Data is a prefix of a header (read
+%% more, up to `max_length/1`), or `{error, {proxy_error, 400, Reason}}`.
+%% Never raises on a binary. Connections call it with `proxy_header => true`;
+%% `mustang_req:proxy_header/1` gives handlers the result.
 -spec parse(binary()) -> {ok, info(), binary()} | more | {error, error()}.
 parse(<<?V2_SIG, Rest/bits>>) ->
 	parse_v2(Rest);
@@ -327,6 +333,15 @@ crc32c_bits(CRC, N) -> crc32c_bits(CRC bsr 1, N - 1).
 %% version 2 header carries the alpn, authority, unique_id, netns, ssl and
 %% raw_tlvs of the map, and a CRC32C TLV when crc32c => true.
 
+%% Builds a PROXY protocol header from such a map: version 1 for maps with
+%% `version => 1`, version 2 otherwise (with the map's `alpn`, `authority`,
+%% `unique_id`, `netns`, `ssl` and `raw_tlvs`, and a CRC32C TLV when
+%% `crc32c => true`). For tests and for proxies written in Erlang.
+%%
+%%     Header = mustang_proxy_header:header(#{version => 2, command => proxy,
+%%         transport_family => ipv4, transport_protocol => stream,
+%%         src_address => {192, 0, 2, 1}, src_port => 54321,
+%%         dest_address => {192, 0, 2, 2}, dest_port => 443})
 -spec header(info() | #{crc32c => boolean(), _ => _}) -> binary().
 header(#{version := 1, transport_family := Family, src_address := Src, dest_address := Dest,
 		src_port := SP, dest_port := DP}) when Family =:= ipv4; Family =:= ipv6 ->

@@ -34,12 +34,21 @@
 
 %% Parsing.
 
+%% Parses a query string or an `application/x-www-form-urlencoded` body:
+%% `{ok, [{Key, Value | true}]}` in order, duplicates kept, `+` as a space,
+%% percent-decoded; a key without `=` has the value `true`. A `%` not followed
+%% by two hex digits gives `{error, {value_error, 400, Reason}}`; a
+%% non-binary raises `badarg`.
+%%
+%%     {ok, [{<<"a">>, <<"1">>}, {<<"b">>, true}, {<<"c">>, <<"x y!">>}]} =
+%%         mustang_qs:parse_qs(<<"a=1&b&c=x+y%21">>)
 -spec parse_qs(binary()) -> {ok, qs()} | {error, mustang_error:value_error()}.
 parse_qs(Qs) ->
 	parse_qs_limited(Qs, infinity).
 
-%% MaxKeys bounds the number of pairs; the input is not scanned past the first
-%% pair over the limit.
+%% `parse_qs/1` with at most MaxKeys pairs (or `infinity`); more is an error
+%% (`{error, {value_error, 400, Reason}}`), found without scanning the input
+%% past the first pair over the limit. A negative MaxKeys raises `badarg`.
 -spec parse_qs_limited(binary(), non_neg_integer() | infinity)
 	-> {ok, qs()} | {error, mustang_error:value_error()}.
 parse_qs_limited(Qs, MaxKeys) when is_binary(Qs), MaxKeys =:= infinity;
@@ -112,6 +121,9 @@ decrement(N) -> N - 1.
 form_decode(Bin, false) -> {ok, Bin};
 form_decode(Bin, true) -> decode(Bin, Bin, 0, true, <<>>).
 
+%% Percent-decodes a binary (`+` stays `+`): `{ok, Decoded}`, or
+%% `{error, {value_error, 400, Reason}}` for a `%` not followed by two hex
+%% digits; a non-binary raises `badarg`.
 -spec urldecode(binary()) -> {ok, binary()} | {error, mustang_error:value_error()}.
 urldecode(Bin) when is_binary(Bin) ->
 	decode(Bin, Bin, 0, false, <<>>);
@@ -143,6 +155,11 @@ unhex(C) when C >= $A, C =< $F -> C - $A + 10.
 
 %% Building.
 
+%% Builds a query string from `[{Key, Value | true}]` (binaries): every byte
+%% outside the RFC 3986 unreserved set is percent-encoded, spaces as `+`; a
+%% `true` value gives the key alone.
+%%
+%%     <<"a=1+2&b">> = mustang_qs:qs([{<<"a">>, <<"1 2">>}, {<<"b">>, true}])
 -spec qs(qs()) -> binary().
 qs([]) ->
 	<<>>;
@@ -161,6 +178,8 @@ qs_pair({Key, true}, Acc) ->
 qs_pair({Key, Value}, Acc) ->
 	encode(Value, true, <<(encode(Key, true, Acc))/binary, $=>>).
 
+%% Percent-encodes every byte outside the RFC 3986 unreserved set (a space as
+%% `%20`): `<<"a%20b%2Fc">>` for `<<"a b/c">>`.
 -spec urlencode(binary()) -> binary().
 urlencode(Bin) ->
 	encode(Bin, false, <<>>).

@@ -25,47 +25,195 @@
 -export_type([switch_handler/0, media_type/0]).
 
 %% Common handler callbacks.
+
+%% The handler's `init(Req, Opts)`: returns `{mustang_rest, Req, State}` to
+%% run the REST flow (or `{ok, Req, State}` to answer as a plain handler).
+%%
+%%     init(Req, State) ->
+%%         {mustang_rest, Req, State}.
 -callback init(Req, any()) -> {ok | module(), Req, any()} | {module(), Req, any(), any()}
 	when Req :: mustang_req:req().
+
+%% Optional. Called once at the end of the flow with `normal`, or with
+%% `{crash, Class, Reason}` when a callback crashed (the client gets 500 and
+%% the crash is logged). Its result is ignored.
 -callback terminate(any(), mustang_req:req(), any()) -> ok.
 
 %% REST callbacks, all optional. The accept (content_types_accepted),
 %% provide (content_types_provided) and range (ranges_provided) callbacks
 %% are named by the handler and not listed here.
+
+%% The methods the resource allows (default `[<<"HEAD">>, <<"GET">>,
+%% <<"OPTIONS">>]`); another known method gets 405 with an `allow` header.
+%%
+%% Every REST callback takes `(Req, State)` and returns `{Result, Req,
+%% State}`; any of them may instead return `{stop, Req, State}` (the flow
+%% stops: the response the handler sent is the answer, or 204 when it sent
+%% none) or `{{switch_handler, Module}, Req, State}` /
+%% `{{switch_handler, Module, Opts}, Req, State}` (`Module:upgrade/4,5` takes
+%% the request over). All are optional.
+%%
+%%     allowed_methods(Req, State) ->
+%%         {[<<"GET">>, <<"HEAD">>, <<"OPTIONS">>, <<"PUT">>, <<"DELETE">>], Req, State}.
 -callback allowed_methods(mustang_req:req(), any()) -> result([binary()]).
+
+%% Whether a POST to a resource that does not exist may create it (default
+%% `true`); `false`: 404, or 410 when `previously_existed` says it existed.
 -callback allow_missing_post(mustang_req:req(), any()) -> result(boolean()).
+
+%% The charsets the resource provides, lower case, in order of preference
+%% (default: no charset negotiation). `[]`, or none acceptable to
+%% `accept-charset`: 406. The one chosen is the Req's `charset` and goes in a
+%% `text/*` content-type.
 -callback charsets_provided(mustang_req:req(), any()) -> result([binary()]).
+
+%% For PUT, POST and PATCH: the media types the resource accepts, each with
+%% the name of its AcceptCallback, `[{MediaType | '*', AcceptCallback}]`
+%% (no default: a flow that needs it crashes with `{missing_callback,
+%% content_types_accepted}`). A request without content-type, or with a type
+%% not listed, gets 415. `AcceptCallback(Req, State)` returns `true`,
+%% `false` (400), `{created, URI}` (201), `{see_other, URI}` (303) or
+%% `{true, URI}` (201 when new, 303 when the resource existed).
+%%
+%%     content_types_accepted(Req, State) ->
+%%         {[{<<"application/json">>, from_json}], Req, State}.
 -callback content_types_accepted(mustang_req:req(), any())
 	-> result([{binary() | media_type() | '*', atom()}]).
+
+%% The media types the resource provides, each with the name of its
+%% ProvideCallback, in order of preference (default `[{{<<"text">>,
+%% <<"html">>, '*'}, to_html}]`). A media type is a binary
+%% (`<<"text/html">>`) or `{Type, SubType, Params}`. `[]`, or none acceptable
+%% to `accept`: 406. `ProvideCallback(Req, State)` returns the body: iodata or
+%% `{sendfile, Offset, Length, Path}`.
+%%
+%%     content_types_provided(Req, State) ->
+%%         {[{<<"application/json">>, to_json}, {<<"text/html">>, to_html}], Req, State}.
 -callback content_types_provided(mustang_req:req(), any())
 	-> result([{binary() | media_type(), atom()}]).
+
+%% After `delete_resource` returned `true`: whether the deletion is done
+%% (default `true`); `false`: 202 Accepted.
 -callback delete_completed(mustang_req:req(), any()) -> result(boolean()).
+
+%% For DELETE: deletes the resource and says whether it worked (default
+%% `false`: 500).
 -callback delete_resource(mustang_req:req(), any()) -> result(boolean()).
+
+%% The `expires` header of GET and HEAD responses and 304s: a
+%% `calendar:datetime()`, a binary sent as it is, or `undefined` (default: no
+%% header).
 -callback expires(mustang_req:req(), any()) -> result(calendar:datetime() | binary() | undefined).
+
+%% Whether the client may not access the resource (default `false`); `true`:
+%% 403.
 -callback forbidden(mustang_req:req(), any()) -> result(boolean()).
+
+%% The resource's entity tag, for conditional requests and the `etag` header:
+%% a binary as in the header (`<<"\"v1\"">>`), `{strong | weak, Binary}`, or
+%% `undefined` (default: none). Called at most once per request.
 -callback generate_etag(mustang_req:req(), any())
 	-> result(binary() | {weak | strong, binary()} | undefined).
+
+%% Whether the client is authorized (default `true`); `{false, Challenge}`:
+%% 401 with `www-authenticate: Challenge`.
+%%
+%%     is_authorized(Req, State) ->
+%%         case mustang_req:parse_header(<<"authorization">>, Req) of
+%%             {bearer, Token} when Token =:= State#state.token -> {true, Req, State};
+%%             _ -> {{false, <<"Bearer">>}, Req, State}
+%%         end.
 -callback is_authorized(mustang_req:req(), any()) -> result(true | {false, iodata()}).
+
+%% For PUT: whether the request conflicts with the resource's state (default
+%% `false`); `true`: 409.
 -callback is_conflict(mustang_req:req(), any()) -> result(boolean()).
+
+%% The methods the resource knows (default GET, HEAD, POST, PUT, PATCH,
+%% DELETE, OPTIONS); another method gets 501.
 -callback known_methods(mustang_req:req(), any()) -> result([binary()]).
+
+%% The languages the resource provides, lower case, in order of preference
+%% (default: no language negotiation). `[]`, or none acceptable to
+%% `accept-language` (matched by prefix, RFC 4647): 406. The one chosen is the
+%% Req's `language` and goes in `content-language`.
 -callback languages_provided(mustang_req:req(), any()) -> result([binary()]).
+
+%% The resource's last modification date, for conditional requests and the
+%% `last-modified` header: a `calendar:datetime()` (UTC) or `undefined`
+%% (default: none). Called at most once per request.
 -callback last_modified(mustang_req:req(), any()) -> result(calendar:datetime() | undefined).
+
+%% Whether the request is malformed (default `false`); `true`: 400.
 -callback malformed_request(mustang_req:req(), any()) -> result(boolean()).
+
+%% For a resource that does not exist but `previously_existed`:
+%% `{true, URI}` answers 301 with `location: URI` (default `false`).
 -callback moved_permanently(mustang_req:req(), any()) -> result({true, iodata()} | false).
+
+%% For a resource that does not exist but `previously_existed`:
+%% `{true, URI}` answers 307 with `location: URI` (default `false`).
 -callback moved_temporarily(mustang_req:req(), any()) -> result({true, iodata()} | false).
+
+%% Before a 200: whether there are several representations the client should
+%% choose from (default `false`); `true`: 300.
 -callback multiple_choices(mustang_req:req(), any()) -> result(boolean()).
+
+%% For OPTIONS: set the response (headers, body) on the Req and return `ok`:
+%% the client gets 200 with it. Default: 200 with an `allow` header listing
+%% `allowed_methods`.
 -callback options(mustang_req:req(), any()) -> result(ok).
+
+%% For a resource that does not exist: whether it existed before (default
+%% `false`); `true` asks `moved_permanently` and `moved_temporarily`, then
+%% 410 Gone (404 otherwise).
 -callback previously_existed(mustang_req:req(), any()) -> result(boolean()).
+
+%% For a GET with a valid range in a provided unit: whether the ranges (the
+%% Req's `range`) can be served (default `true`); `false`: 416;
+%% `{false, Length}`: 416 with `content-range: Unit */Length`.
 -callback range_satisfiable(mustang_req:req(), any())
 	-> result(boolean() | {false, non_neg_integer() | iodata()}).
+
+%% The range units the resource serves, each with the name of its
+%% RangeCallback or `auto` (bytes only: Mustang cuts the ProvideCallback's
+%% body itself), `[{Unit, RangeCallback | auto}]` (default: no
+%% `accept-ranges`, ranges ignored; `[]`: `accept-ranges: none`).
+%% `RangeCallback(Req, State)` returns the parts, `[{{From, To, Total | '*'}
+%% | binary(), Body}]`: one part is a 206 with `content-range`, several a
+%% `multipart/byteranges` 206.
+%%
+%%     ranges_provided(Req, State) ->
+%%         {[{<<"bytes">>, auto}], Req, State}.
 -callback ranges_provided(mustang_req:req(), any()) -> result([{binary(), atom()}]).
+
+%% Whether the client sent too many requests (default `false`);
+%% `{true, Seconds | DateTime}`: 429 with `retry-after`.
 -callback rate_limited(mustang_req:req(), any())
 	-> result(false | {true, non_neg_integer() | calendar:datetime()}).
+
+%% Whether the resource exists (default `true`); `false` takes the "missing"
+%% branches of the flow (404, 410, moves, POST creating it, PUT creating it).
 -callback resource_exists(mustang_req:req(), any()) -> result(boolean()).
+
+%% Whether the service is available (default `true`); `false`: 503.
 -callback service_available(mustang_req:req(), any()) -> result(boolean()).
+
+%% Whether the request URI is too long for the resource (default `false`);
+%% `true`: 414.
 -callback uri_too_long(mustang_req:req(), any()) -> result(boolean()).
+
+%% Whether the request's `content-*` headers are acceptable (default
+%% `true`); `false`: 501.
 -callback valid_content_headers(mustang_req:req(), any()) -> result(boolean()).
+
+%% Whether the request body's length is acceptable (default `true`); `false`:
+%% 413.
 -callback valid_entity_length(mustang_req:req(), any()) -> result(boolean()).
+
+%% Header names to add to the response's `vary` header, beyond those the
+%% negotiation adds (`accept`, `accept-language`, `accept-charset` when more
+%% than one value is provided); default `[]`.
 -callback variances(mustang_req:req(), any()) -> result([binary()]).
 
 -optional_callbacks([terminate/3, allowed_methods/2, allow_missing_post/2,

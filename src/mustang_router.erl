@@ -1,8 +1,8 @@
 %% Router: maps the host and path of a request to a handler, with the route
 %% syntax and results of cowboy_router. compile/1 turns routes into dispatch
 %% rules, match/3 looks a host and path up in them, and execute/2 is the router
-%% middleware (Env key `dispatch' in; Env keys `handler', `handler_opts' and Req
-%% keys `bindings', `host_info', `path_info' out; 400 or 404 when nothing matches).
+%% middleware (Env key `dispatch` in; Env keys `handler`, `handler_opts` and Req
+%% keys `bindings`, `host_info`, `path_info` out; 400 or 404 when nothing matches).
 %%
 %% Compiled form. Every pattern is split into segments at compile time, host
 %% patterns right to left. Optional segments are expanded into all the patterns
@@ -32,11 +32,17 @@
 
 -type bindings() :: #{atom() => any()}.
 -type tokens() :: [binary()].
+%% A host or path pattern (`"/users/:id"`, `"[...].example.org"`), or `'_'`
+%% for any.
 -type route_match() :: '_' | iodata().
+%% A path rule: pattern, optional constraints, handler module and its
+%% options (the second argument of its `init/2`).
 -type route_path() :: {route_match(), module(), any()}
 	| {route_match(), mustang_constraints:fields(), module(), any()}.
+%% A host rule: pattern, optional constraints, and its path rules.
 -type route_host() :: {route_match(), [route_path()]}
 	| {route_match(), mustang_constraints:fields(), [route_path()]}.
+%% What `compile/1` takes: host rules in order, the first that matches wins.
 -type routes() :: [route_host()].
 -export_type([bindings/0]).
 -export_type([tokens/0]).
@@ -52,8 +58,11 @@
 	| {any, Target}
 	| {pattern, [pattern()], checks(), Target}.
 -type path_rules() :: [rule({module(), any()})].
+%% Compiled routes, for the `dispatch` key of `env` (or in a
+%% `persistent_term` named there).
 -opaque dispatch_rules() :: [rule(path_rules())].
 
+%% What `match/3` returns.
 -type match_result() :: {ok, module(), any(), bindings(), undefined | tokens(),
 		undefined | tokens()}
 	| {error, notfound, host | path}
@@ -73,7 +82,27 @@
 
 %% Compiling.
 
-%% Raises error({badarg, {What, Term, Reason}}) on a malformed route.
+%% Compiles routes (Cowboy's route syntax) into dispatch rules for the
+%% `dispatch` key of the `env` protocol option. Routes are
+%% `[{HostMatch, PathsList}]` or `[{HostMatch, Constraints, PathsList}]`, each
+%% path `{PathMatch, Handler, Opts}` or `{PathMatch, Constraints, Handler,
+%% Opts}`; matches are strings or binaries with `:name` bindings, `[...]`
+%% and `[optional]` segments, or `'_'` (anything). See the guide's routing
+%% page.
+%%
+%%     Dispatch = mustang_router:compile([
+%%         {'_', [
+%%             {"/", index_h, []},
+%%             {"/users/:id", [{id, int}], user_h, #{}},
+%%             {"/static/[...]", mustang_static, {priv_dir, my_app, "static"}}
+%%         ]}
+%%     ]),
+%%     {ok, _} = mustang:start_clear(http, #{port => 8080}, #{env => #{dispatch => Dispatch}})
+%%
+%% Raises `error({badarg, {What, Term, Reason}})` on a malformed route (for
+%% example `{constraints, Field, unknown_constraint}` for a constraint that is
+%% neither `int`, `nonempty` nor a fun of arity 2), so that a bad route fails
+%% at start, not on a request.
 -spec compile(routes()) -> dispatch_rules().
 compile(Routes) when is_list(Routes) ->
 	group([compile_host(Host) || Host <- Routes]);
@@ -339,6 +368,16 @@ pattern_segments(Kind, Segments) ->
 
 %% Matching.
 
+%% Looks a host and a path up in dispatch rules, as the router does for a
+%% request: `{ok, Handler, Opts, Bindings, HostInfo, PathInfo}`, or
+%% `{error, notfound, host}` (no host rule matches: the router answers 400),
+%% `{error, notfound, path}` (404) or `{error, badrequest, path}` (a path
+%% that is neither `*` nor starts with `/`, or a bad percent-escape: 400).
+%% Host and Path are binaries as in the Req (the host may carry a port, which
+%% is ignored). Useful in tests of the routes:
+%%
+%%     {ok, user_h, #{}, #{id := 42}, undefined, undefined} =
+%%         mustang_router:match(Dispatch, <<"example.org">>, <<"/users/42">>)
 -spec match(dispatch_rules(), binary(), binary()) -> match_result().
 match(Rules, Host, Path) when is_binary(Host), is_binary(Path) ->
 	match_host(Rules, Host, Path).
@@ -547,6 +586,12 @@ percent_decode(Segment) ->
 
 %% Middleware.
 
+%% The router middleware (first in the default `middlewares`): matches the
+%% Req's host and path in the Env's `dispatch` (compiled rules, or
+%% `{persistent_term, Key}` naming them), then goes on with `handler` and
+%% `handler_opts` in the Env and `bindings`, `host_info` and `path_info` in
+%% the Req. When nothing matches it replies 400 (no host, a bad path) or 404
+%% (no path) and stops the chain.
 -spec execute(Req, Env) -> {ok, Req, Env} | {stop, Req}
 	when Req :: mustang_req:req(), Env :: mustang_middleware:env().
 execute(Req = #{host := Host, path := Path}, Env = #{dispatch := Dispatch}) ->

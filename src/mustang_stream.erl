@@ -1,5 +1,5 @@
 %% The stream handler behaviour, and the chain that runs the handlers of the
-%% `stream_handlers' protocol option (default [mustang_stream_h]).
+%% `stream_handlers` protocol option (default [mustang_stream_h]).
 %%
 %% A stream is one request and its response: an HTTP/1.1 request (in either
 %% execution mode) or an HTTP/2 stream. The connection calls the first handler
@@ -51,7 +51,7 @@
 %%   {switch_protocol, Headers, Module, State}
 %%                                      101 and Module:takeover/8 (HTTP/1.1)
 %%   {set_options, Opts}                change options of this stream (idle_timeout)
-%%   {log, Level, Format, Args}         one line through the `logger' option
+%%   {log, Level, Format, Args}         one line through the `logger` option
 %%   {internal_error, Reason, Text}     end the stream: 500 when nothing was
 %%                                      sent yet, else a reset or a close
 %%   stop                               end the stream
@@ -116,10 +116,46 @@
 -export_type([streamid/0, fin/0, command/0, commands/0, reason/0, human_reason/0, resp_command/0,
 	partial_req/0, state/0]).
 
+%% A request arrived (its head is parsed): `Req` is the request, `Opts` the
+%% protocol options with `stream_handlers` the rest of the chain. Returns
+%% `{Commands, State}`; call `mustang_stream:init/3` to run the rest of the
+%% chain (`mustang_stream_h`, last, runs the request) and keep its state in
+%% yours. Runs in the connection process.
 -callback init(streamid(), mustang_req:req(), map()) -> {commands(), any()}.
+
+%% A piece of the request body was received (`fin` with the last one).
+%% Returns `{Commands, State}`; pass the data on with
+%% `mustang_stream:data/4` (changed or not: `mustang_decompress_h` passes it
+%% decoded).
 -callback data(streamid(), fin(), binary(), State) -> {commands(), State} when State :: any().
+
+%% Anything else that happened to the stream: the request handler's
+%% `mustang_req` calls (`{response, ...}`, `{headers, ...}`, `{data, ...}`,
+%% `{trailers, ...}`, `{inform, ...}`, `{read_body, ...}`, `{push, ...}`,
+%% `{switch_protocol, ...}`), messages sent with `mustang_req:cast/2`,
+%% `{'EXIT', Pid, Reason}` of processes started with a `spawn` command,
+%% `{run_done, Result}` (HTTP/1.1 inline), and messages sent to the
+%% connection as `{{ConnPid, StreamID}, Msg}` (timers). Returns
+%% `{Commands, State}`; pass on with `mustang_stream:info/3` what you do not
+%% handle yourself. The commands are in the module's head comment.
 -callback info(streamid(), any(), State) -> {commands(), State} when State :: any().
+
+%% The stream ended: Reason is `normal`, `switch_protocol`, `{internal_error,
+%% _, _}`, `{socket_error, _, _}`, `{stream_error, _, _}`,
+%% `{connection_error, _, _}` or `{stop, _, _}`. Call
+%% `mustang_stream:terminate/3` for the rest of the chain. The result is
+%% ignored; a crash is logged.
 -callback terminate(streamid(), reason(), any()) -> any().
+
+%% The request failed before any handler ran (400, 408, 413, 414, 431,
+%% 501...): Resp is the `{response, Status, Headers, Body}` the connection
+%% will send; return it, changed or not, after calling
+%% `mustang_stream:early_error/5` for the rest of the chain (before or after
+%% your change). PartialReq holds what is known of the request (at least
+%% `ref`, `pid`, `streamid`, `peer`, `sock`, `cert`; `method`, `path`,
+%% `version` and `headers` when they were parsed). There is no `init/3` and
+%% no `terminate/3` for such a stream. A crash is logged and the response
+%% stays what it was.
 -callback early_error(streamid(), reason(), partial_req(), Resp, map()) -> Resp
 	when Resp :: resp_command().
 
@@ -127,6 +163,17 @@
 %% the state of the rest of the chain inside its own (as mustang_stream_h,
 %% the last one, has no rest).
 
+%% Calls `init/3` of the next stream handler of the chain (the head of Opts'
+%% `stream_handlers`) and returns its commands, with the state of the rest of
+%% the chain to keep in your own state. A stream handler calls it from its own
+%% `init/3`, with the Opts it got:
+%%
+%%     init(StreamID, Req, Opts) ->
+%%         {Commands, Next} = mustang_stream:init(StreamID, Req, Opts),
+%%         {Commands, #state{next = Next}}.
+%%
+%% With no handler left it returns `{[], undefined}`. What the next handler
+%% raises goes through: a crash ends the stream (500, one log line).
 -spec init(streamid(), mustang_req:req(), map()) -> {commands(), state()}.
 init(StreamID, Req, Opts) ->
 	case maps:get(stream_handlers, Opts, [mustang_stream_h]) of
@@ -137,8 +184,8 @@ init(StreamID, Req, Opts) ->
 			{Commands, {Handler, State}}
 	end.
 
-%% Connections look the first handler and its options up once (prepare/1),
-%% not for every request (init_prepared/3 is then init/3).
+%% @private Connections look the first handler and its options up once
+%% (prepare/1), not for every request (init_prepared/3 is then init/3).
 -spec prepare(map()) -> prepared().
 prepare(Opts) ->
 	case maps:get(stream_handlers, Opts, [mustang_stream_h]) of
@@ -146,6 +193,8 @@ prepare(Opts) ->
 		[Handler | Tail] -> {Handler, Opts#{stream_handlers => Tail}}
 	end.
 
+%% @private For connections: init/3 with the first handler looked up once by
+%% prepare/1.
 -spec init_prepared(streamid(), mustang_req:req(), prepared()) -> {commands(), state()}.
 init_prepared(_, _, none) ->
 	{[], undefined};
@@ -160,6 +209,8 @@ init_prepared(StreamID, Req, {Handler, HandlerOpts}) ->
 	{Commands, State} = Handler:init(StreamID, Req, HandlerOpts),
 	{Commands, {Handler, State}}.
 
+%% Calls `data/4` of the next stream handler with the rest of the chain's
+%% state (what `init/3` returned); returns its commands and its new state.
 -spec data(streamid(), fin(), binary(), state()) -> {commands(), state()}.
 data(_, _, _, undefined) ->
 	{[], undefined};
@@ -170,6 +221,13 @@ data(StreamID, IsFin, Data, {Handler, State0}) ->
 	{Commands, State} = Handler:data(StreamID, IsFin, Data, State0),
 	{Commands, {Handler, State}}.
 
+%% Calls `info/3` of the next stream handler with the rest of the chain's
+%% state; returns its commands and its new state. A stream handler passes on
+%% the infos it does not handle itself:
+%%
+%%     info(StreamID, Info, State = #state{next = Next0}) ->
+%%         {Commands, Next} = mustang_stream:info(StreamID, Info, Next0),
+%%         {Commands, State#state{next = Next}}.
 -spec info(streamid(), any(), state()) -> {commands(), state()}.
 info(_, _, undefined) ->
 	{[], undefined};
@@ -180,6 +238,8 @@ info(StreamID, Info, {Handler, State0}) ->
 	{Commands, State} = Handler:info(StreamID, Info, State0),
 	{Commands, {Handler, State}}.
 
+%% Calls `terminate/3` of the next stream handler with the rest of the chain's
+%% state; returns `ok`.
 -spec terminate(streamid(), reason(), state()) -> ok.
 terminate(_, _, undefined) ->
 	ok;
@@ -189,6 +249,9 @@ terminate(StreamID, Reason, {Handler, State}) ->
 	_ = Handler:terminate(StreamID, Reason, State),
 	ok.
 
+%% Calls `early_error/5` of the next stream handler of Opts' chain (a request
+%% that failed before any handler ran has no state) and returns the response
+%% it makes of Resp; Resp itself when no handler is left.
 -spec early_error(streamid(), reason(), partial_req(), Resp, map()) -> Resp
 	when Resp :: resp_command().
 early_error(StreamID, Reason, PartialReq, Resp, Opts) ->
@@ -200,9 +263,9 @@ early_error(StreamID, Reason, PartialReq, Resp, Opts) ->
 				Opts#{stream_handlers => Tail})
 	end.
 
-%% For connections: the response to send for a request refused before any
-%% handler ran. A stream handler that crashes in early_error/5 is logged
-%% (through Logger) and the response stays what it was.
+%% @private For connections: the response to send for a request refused
+%% before any handler ran. A stream handler that crashes in early_error/5 is
+%% logged (through Logger) and the response stays what it was.
 -spec early_error_response(streamid(), reason(), partial_req(), Resp, map(), module()) -> Resp
 	when Resp :: resp_command().
 early_error_response(StreamID, Error, PartialReq, Resp, Opts, Logger) ->
@@ -215,8 +278,8 @@ early_error_response(StreamID, Error, PartialReq, Resp, Opts, Logger) ->
 		Resp
 	end.
 
-%% The log command for a stream handler callback that crashed, for the
-%% connection to write once.
+%% @private The log command for a stream handler callback that crashed, for
+%% the connection to write once.
 -spec make_error_log(init | data | info | terminate | early_error, list(), atom(), any(), list())
 	-> {log, error, string(), list()}.
 make_error_log(Callback, Args, Class, Reason, Stacktrace) ->

@@ -1,4 +1,4 @@
-%% The default stream handler, last in the `stream_handlers' chain: it runs
+%% The default stream handler, last in the `stream_handlers` chain: it runs
 %% the request (the middlewares, by default the router and the handler) and
 %% owns the policy that does not depend on the protocol:
 %%
@@ -11,7 +11,7 @@
 %%   crash gets 500 (or a reset once the response started) and the one log
 %%   line of the crashed request;
 %% - request body reads: the body is buffered here as the connection hands it
-%%   over (data/4) and given to read_body calls by `length' or `period',
+%%   over (data/4) and given to read_body calls by `length` or `period`,
 %%   whichever comes first; 100 Continue is sent at the first read, and at
 %%   most once per request, also when the handler sends it with inform/2.
 %%
@@ -57,6 +57,12 @@
 	resp = none :: none | headers | done
 }).
 
+%% Starts the request: in HTTP/1.1 inline mode it returns the `run` command
+%% that calls the middlewares (`middlewares` and `env` protocol options, by
+%% default the router and the handler) in the connection process; otherwise it
+%% starts a request process (linked, with a 1597-word heap) that runs them
+%% and returns `{spawn, Pid, 5000}`. Remembers whether the client sent
+%% `expect: 100-continue`.
 -spec init(mustang_stream:streamid(), mustang_req:req(), map()) ->
 	{mustang_stream:commands(), #state{}}.
 init(_StreamID, Req = #{pid := Conn, mode := Mode, method := Method, path := Path,
@@ -86,6 +92,10 @@ expects_continue(#{<<"expect">> := Expect}) ->
 expects_continue(_) ->
 	false.
 
+%% Buffers the request body as the connection hands it over, for the
+%% handler's `read_body` calls (answered as soon as `length` bytes or the end
+%% are there); over HTTP/2, once a Websocket session took the stream, relays
+%% it to the session instead.
 -spec data(mustang_stream:streamid(), mustang_stream:fin(), binary(), #state{}) ->
 	{mustang_stream:commands(), #state{}}.
 data(StreamID, IsFin, Data, State = #state{relay = Pid, conn = Conn}) when is_pid(Pid) ->
@@ -97,6 +107,16 @@ data(_StreamID, IsFin, Data, State = #state{body = Body, body_size = Size}) ->
 		body_size = Size + byte_size(Data), body_fin = IsFin},
 	{[], maybe_reply_read(State2)}.
 
+%% Answers the handler's `mustang_req` calls: `{read_body, Pid, Ref, Length |
+%% auto, Period}` with `{request_body, Ref, IsFin, Data}` (or `{request_body,
+%% Ref, {error, Reason}}`), after a `{flow, Size}` command for the client;
+%% the response parts (`response`, `headers`, `data`, `trailers`, `inform`,
+%% `push`, `switch_protocol`) become the commands of the same name (a second
+%% `100 Continue` is dropped). The end of the request (`{'EXIT', Pid, _}` of
+%% the request process, `{run_done, Result}` inline) becomes its response: 204
+%% when nothing was sent, the 4xx of a `{request_error, ...}` exit, 500 and one
+%% `error` log line for a crash (a reset or a close once the response
+%% started), then `stop`. Other infos are dropped.
 -spec info(mustang_stream:streamid(), any(), #state{}) -> {mustang_stream:commands(), #state{}}.
 info(StreamID, {read_body, Pid, Ref, auto, Period}, State) ->
 	%% length => auto: any data is enough; the client may send as much as a
@@ -158,6 +178,8 @@ info(_, Command, State) when element(1, Command) =:= data; element(1, Command) =
 info(_, _, State) ->
 	{[], State}.
 
+%% Tells a `read_body` call still waiting that the stream is gone
+%% (`{error, closed}`).
 -spec terminate(mustang_stream:streamid(), mustang_stream:reason(), #state{}) -> ok.
 terminate(_, _, #state{read = Read}) ->
 	_ = case Read of
@@ -169,6 +191,7 @@ terminate(_, _, #state{read = Read}) ->
 	end,
 	ok.
 
+%% Returns Resp as it is: the last handler of the chain has nothing to add.
 -spec early_error(mustang_stream:streamid(), mustang_stream:reason(), mustang_stream:partial_req(),
 	Resp, map()) -> Resp when Resp :: mustang_stream:resp_command().
 early_error(_, _, _, Resp, _) ->

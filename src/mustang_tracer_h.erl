@@ -21,12 +21,12 @@
 %%                               fun((StreamID, Req, Opts) -> boolean())
 %%   tracer_flags ([send, 'receive', call, return_to, procs, monotonic_timestamp,
 %%                 set_on_spawn])
-%%                             erlang:trace/3 flags (any but `tracer')
+%%                             erlang:trace/3 flags (any but `tracer`)
 %%   logger (logger)           module used to log a crashing callback
 %%
-%% This module sets no trace patterns: for `call' events, set them yourself
+%% This module sets no trace patterns: for `call` events, set them yourself
 %% (erlang:trace_pattern/3), preferably in advance, or from the callback's
-%% `init' call.
+%% `init` call.
 %%
 %% Callback contract. A tracer process is started for each traced stream; it
 %% calls, in that order:
@@ -37,7 +37,7 @@
 %%   Callback(terminate, State)                       once the stream ended and
 %%       the trace messages of its processes were delivered
 %% then exits, which stops all tracing it did. If the callback crashes, the
-%% crash is logged through `logger', the tracer exits and tracing of this
+%% crash is logged through `logger`, the tracer exits and tracing of this
 %% stream stops; the connection is not affected.
 %%
 %% What is traced. The process that runs the request:
@@ -86,6 +86,11 @@
 	flags = [] :: [atom()]
 }).
 
+%% When `tracer_callback` and `tracer_match_specs` are set and the request
+%% matches every condition (and nothing else traces the connection), starts a
+%% tracer process for the stream and traces, with `tracer_flags`, the process
+%% that runs the request (see the module's head comment); otherwise only
+%% passes everything on.
 -spec init(mustang_stream:streamid(), mustang_req:req(), map())
 	-> {mustang_stream:commands(), #state{}}.
 init(StreamID, Req, Opts) ->
@@ -198,6 +203,8 @@ match1(Fun, StreamID, Req, Opts) when is_function(Fun, 3) ->
 	Fun(StreamID, Req, Opts) =:= true;
 match1(_, _, _, _) -> false.
 
+%% Passes the data on, and traces the processes the commands that come back
+%% spawn.
 -spec data(mustang_stream:streamid(), mustang_stream:fin(), binary(), #state{})
 	-> {mustang_stream:commands(), #state{}}.
 data(StreamID, IsFin, Data, State = #state{next = Next0}) ->
@@ -205,6 +212,8 @@ data(StreamID, IsFin, Data, State = #state{next = Next0}) ->
 	spawned(Commands, State),
 	{Commands, State#state{next = Next}}.
 
+%% Passes the info on, and traces the processes the commands that come back
+%% spawn.
 -spec info(mustang_stream:streamid(), any(), #state{}) -> {mustang_stream:commands(), #state{}}.
 info(StreamID, Info, State = #state{next = Next0}) ->
 	{Commands, Next} = mustang_stream:info(StreamID, Info, Next0),
@@ -216,6 +225,9 @@ spawned(_, #state{tracer = undefined}) ->
 spawned(Commands, State) ->
 	trace_spawned(Commands, State).
 
+%% Runs the rest of the chain, stops tracing the connection (inline mode) and
+%% tells the tracer to deliver what is left and call the callback's
+%% `terminate`.
 -spec terminate(mustang_stream:streamid(), mustang_stream:reason(), #state{}) -> any().
 terminate(StreamID, Reason, #state{next = Next, tracer = undefined}) ->
 	mustang_stream:terminate(StreamID, Reason, Next);
@@ -231,6 +243,7 @@ terminate(StreamID, Reason, #state{next = Next, tracer = Tracer, mode = Mode, fl
 		stop_tracer(Tracer)
 	end.
 
+%% Passes the early error on (nothing ran, nothing is traced).
 -spec early_error(mustang_stream:streamid(), mustang_stream:reason(),
 	mustang_stream:partial_req(), Resp, map()) -> Resp
 	when Resp :: mustang_stream:resp_command().
@@ -243,6 +256,7 @@ stop_tracer(Tracer) ->
 
 %% The tracer process. It ends when told to, or when the connection dies.
 
+%% @private The tracer process of one traced stream.
 -spec tracer_init(pid(), callback(), module(), {mustang_stream:streamid(), mustang_req:req(), map()})
 	-> ok.
 tracer_init(Conn, Callback, Logger, InitArg) ->

@@ -49,9 +49,14 @@
 -export([system_terminate/4]).
 -export([system_code_change/4]).
 
+%% What a Websocket callback returns to do: frames to send and the commands
+%% listed under `websocket_handle/2`.
 -type commands() :: [mustang_ws_frame:frame() | {active, boolean()} | {deflate, boolean()}
 	| {set_options, map()} | {shutdown_reason, any()}].
+%% What each Websocket callback returns.
 -type call_result(State) :: {commands(), State} | {commands(), State, hibernate}.
+%% The options of `upgrade/5`, as `mustang_opts:websocket_opts()`, which
+%% `mustang_opts:validate_websocket/1` checks.
 -type opts() :: #{
 	idle_timeout => timeout(),
 	hibernate_after => timeout(),
@@ -61,14 +66,59 @@
 	validate_utf8 => boolean(),
 	active_n => pos_integer(),
 	req_filter => fun((mustang_req:req()) -> map()),
-	close_timeout => timeout()
+	close_timeout => timeout(),
+	min_recv_rate => off | {pos_integer(), pos_integer()}
 }.
 -export_type([commands/0, call_result/1, opts/0]).
 
+%% Optional. Called once in the Websocket process, after the handshake and
+%% before the first frame: the place to subscribe to messages or register the
+%% process (with `request_process => true`, `init/2` ran in the HTTP/1.1
+%% request's process, not in the Websocket one), or to send a first
+%% message. Returns `{Commands, State}` or `{Commands, State,
+%% hibernate}` (the commands of `websocket_handle/2`).
+%%
+%%     websocket_init(State) ->
+%%         ok = pg:join(chat, self()),
+%%         {[{text, <<"welcome">>}], State}.
 -callback websocket_init(State) -> call_result(State) when State :: any().
+
+%% Called for every message and control frame from the client:
+%% `{text, Bin}` and `{binary, Bin}` (whole messages, reassembled and
+%% inflated; text is valid UTF-8 unless `validate_utf8` is off), `{ping, Bin}`
+%% and `{pong, Bin}` (pings are already answered by Mustang). Returns
+%% `{Commands, State}` or `{Commands, State, hibernate}`. Commands, carried
+%% out in order and written with one send: `{text, iodata()}`,
+%% `{binary, iodata()}`, `ping`, `{ping, Data}`, `pong`, `{pong, Data}`,
+%% `close`, `{close, Code, Reason}`, `{active, boolean()}` (stop or resume
+%% reading), `{deflate, boolean()}` (compress the next messages or not),
+%% `{set_options, #{idle_timeout => _, max_frame_size => _}}`,
+%% `{shutdown_reason, Term}` (the process' exit reason at the end).
+%%
+%%     websocket_handle({text, Text}, State) -> {[{text, Text}], State};
+%%     websocket_handle(_Frame, State) -> {[], State}.
+%%
+%% An unknown command or a crash closes the session with 1011 and calls
+%% `terminate/3` with `{crash, Class, Reason}`; one line is logged.
 -callback websocket_handle({text | binary | ping | pong, binary()}, State)
 	-> call_result(State) when State :: any().
+
+%% Called for every Erlang message the Websocket process receives (Mustang's
+%% own are kept out): a message from another process to push to the client.
+%% Returns as `websocket_handle/2` does.
+%%
+%%     websocket_info({publish, Text}, State) -> {[{text, Text}], State};
+%%     websocket_info(_, State) -> {[], State}.
 -callback websocket_info(any(), State) -> call_result(State) when State :: any().
+
+%% Optional. Called once at the end of the session with the reason, the Req
+%% (without its headers unless the `req_filter` option says otherwise) and the
+%% state: `stop` (the handler closed), `timeout` (`idle_timeout`), `remote` or
+%% `{remote, Code, Reason}` (the client closed), `{error, badframe |
+%% badencoding | badsize | too_slow | closed | Reason}`, `{crash, Class,
+%% Reason}`, `{shutdown, Reason}` (the listener stopped or drained: the client
+%% got 1001), or `{error, bad_handshake}` when the upgrade was refused. Its
+%% result is ignored.
 -callback terminate(any(), map(), any()) -> any().
 -optional_callbacks([websocket_init/1, terminate/3]).
 
@@ -126,9 +176,17 @@
 
 %% Upgrade.
 
-%% A Websocket handshake request: GET with Upgrade: websocket over HTTP/1.1
-%% (RFC 6455 4.1), or extended CONNECT with :protocol websocket over HTTP/2
-%% (RFC 8441 4) or HTTP/3 (RFC 9220, the same exchange).
+%% Whether the request asks for Websocket: GET with `connection: upgrade` and
+%% `upgrade: websocket` over HTTP/1.1 (RFC 6455 4.1), or an extended CONNECT
+%% with `:protocol` websocket over HTTP/2 (RFC 8441 4) or HTTP/3 (RFC 9220,
+%% the same exchange). It does not check the
+%% rest of the handshake (version, key): `upgrade/4,5` does.
+%%
+%%     init(Req, State) ->
+%%         case mustang_websocket:is_upgrade_request(Req) of
+%%             true -> {mustang_websocket, Req, State};
+%%             false -> {ok, mustang_req:reply(426, #{<<"upgrade">> => <<"websocket">>}, Req), State}
+%%         end.
 -spec is_upgrade_request(mustang_req:req()) -> boolean().
 is_upgrade_request(#{version := V, method := <<"CONNECT">>, protocol := Protocol})
 		when V =:= 'HTTP/2'; V =:= 'HTTP/3' ->
@@ -139,11 +197,27 @@ is_upgrade_request(#{version := 'HTTP/1.1', method := <<"GET">>, headers := Head
 is_upgrade_request(_) ->
 	false.
 
+%% The Websocket upgrade with no options: `mustang_handler` calls it when
+%% `init/2` returns `{mustang_websocket, Req, State}`. Not called by
+%% applications. See `upgrade/5`.
 -spec upgrade(Req, Env, module(), any()) -> {ok, Req, Env}
 	when Req :: mustang_req:req(), Env :: mustang_middleware:env().
 upgrade(Req, Env, Handler, HState) ->
 	upgrade(Req, Env, Handler, HState, #{}).
 
+%% The Websocket upgrade: `mustang_handler` calls it when `init/2` returns
+%% `{mustang_websocket, Req, State, Opts}` (options: README's Websocket table,
+%% `mustang_opts:websocket_opts()`). Over HTTP/1.1 the connection answers 101
+%% and its process becomes the Websocket process; over HTTP/2 the stream's
+%% process runs the session (RFC 8441). Response headers set in `init/2`
+%% (`sec-websocket-protocol`, to choose a subprotocol) go with the 101 (or
+%% 200 over HTTP/2).
+%%
+%% Invalid options raise `error({badarg, Reason})` (a programming error: the
+%% client gets 500, the crash is logged). A handshake that is not valid gets
+%% 400 (426 with `sec-websocket-version: 13` when the version is not 13;
+%% 501 for an HTTP/2 CONNECT that is not Websocket), and the handler's
+%% `terminate/3` is called with `{error, bad_handshake}`.
 -spec upgrade(Req, Env, module(), any(), opts()) -> {ok, Req, Env}
 	when Req :: mustang_req:req(), Env :: mustang_middleware:env().
 upgrade(Req, Env, Handler, HState, Opts) ->
@@ -254,7 +328,7 @@ stream_call(ConnPid, StreamID, Info) ->
 			exit({shutdown, connection_closed})
 	end.
 
-%% HTTP/1.1 takeover, called by the connection process after the 101.
+%% @private HTTP/1.1 takeover, called by the connection process after the 101.
 -spec takeover(pid(), mustang:ref(), module(), mustang_transport:socket(), map(), binary(),
 	mustang_dynbuf:dynbuf() | undefined, tuple()) -> no_return().
 takeover(Parent, Ref, Transport, Socket, ProtoOpts, Buffer, DynBuf,
@@ -314,6 +388,7 @@ set_active(#ws{transport = Transport, socket = Socket, active_n = N}) ->
 
 %% The loop.
 
+%% @private The Websocket process' loop (exported for hibernation and sys).
 -spec loop(#ws{}) -> no_return().
 loop(St = #ws{socket = Socket, messages = Messages, stream = Stream, parent = Parent}) ->
 	{OK, Closed, Error, Passive} = case Messages of
@@ -715,14 +790,17 @@ log(#ws{logger = Logger}, Level, Format, Args) ->
 
 %% sys callbacks (HTTP/1.1: the process is the connection's).
 
+%% @private sys callback.
 -spec system_continue(pid(), [sys:debug_option()], #ws{}) -> no_return().
 system_continue(_, _, St) ->
 	loop(St).
 
+%% @private sys callback.
 -spec system_terminate(any(), pid(), [sys:debug_option()], #ws{}) -> no_return().
 system_terminate(Reason, _, _, St) ->
 	terminate(St, {shutdown, Reason}).
 
+%% @private sys callback.
 -spec system_code_change(Misc, module(), any(), any()) -> {ok, Misc} when Misc :: #ws{}.
 system_code_change(Misc, _, _, _) ->
 	{ok, Misc}.

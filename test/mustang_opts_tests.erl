@@ -249,3 +249,48 @@ documented(Section, Key, Default) ->
 				binary:replace(DefaultCol, [<<" ">>, <<"`">>], <<>>, [global]) =:= Expected
 			end, Rows)
 	end.
+
+%% The Websocket options are the same three times: the keys of
+%% mustang_opts:websocket_opts() (which validate_websocket/1 knows), the rows
+%% of README's Websocket table and the rows of the guide's Websocket page,
+%% with the same defaults in both tables.
+websocket_tables_agree_test() ->
+	TypeKeys = websocket_type_keys(),
+	[?assertEqual({Key, known}, {Key, known_websocket_option(Key)}) || Key <- TypeKeys],
+	Readme = table_rows(section(readme(), <<"### Websocket options\n">>, <<"\n## ">>)),
+	Guide = table_rows(section(guide(<<"websocket.md">>), <<"## Options\n">>, <<"\n## ">>)),
+	%% Each table: the options of websocket_opts() it lacks, the rows that
+	%% are no option.
+	?assertEqual({readme, [], []}, {readme, TypeKeys -- maps:keys(Readme), maps:keys(Readme) -- TypeKeys}),
+	?assertEqual({guide, [], []}, {guide, TypeKeys -- maps:keys(Guide), maps:keys(Guide) -- TypeKeys}),
+	%% The default of each option, README's then the guide's.
+	[?assertEqual({Key, maps:get(Key, Readme)}, {Key, maps:get(Key, Guide)}) || Key <- TypeKeys].
+
+%% The keys of the map type websocket_opts(), from mustang_opts' abstract code.
+websocket_type_keys() ->
+	{ok, {_, [{abstract_code, {raw_abstract_v1, Forms}}]}} =
+		beam_lib:chunks(code:which(?M), [abstract_code]),
+	[{type, _, map, Assocs}] = [T || {attribute, _, type, {websocket_opts, T, []}} <- Forms],
+	lists:sort([K || {type, _, map_field_assoc, [{atom, _, K}, _]} <- Assocs]).
+
+known_websocket_option(Key) ->
+	case ?M:validate_websocket(#{Key => '$not_a_valid_value'}) of
+		{error, {unknown_websocket_options, _}} -> unknown;
+		_ -> known
+	end.
+
+%% The rows of the Markdown tables of a section: #{Key => Default column},
+%% the default without spaces and backquotes.
+table_rows(Section) ->
+	maps:from_list([begin
+		[_, KeyCol, DefaultCol | _] = binary:split(Row, <<"|">>, [global]),
+		{match, [Key]} = re:run(KeyCol, "^ *`([a-z_0-9]+)` *$", [{capture, all_but_first, binary}]),
+		{binary_to_atom(Key), binary:replace(DefaultCol, [<<" ">>, <<"`">>], <<>>, [global])}
+	end || Row <- binary:split(Section, <<"\n">>, [global]),
+		re:run(Row, "^\\| `[a-z_0-9]+` \\|", [{capture, none}]) =:= match]).
+
+guide(Page) ->
+	Candidates = [filename:join([filename:dirname(?FILE), "..", "doc", "guide", Page]),
+		filename:join(["doc", "guide", Page])],
+	[Bin | _] = [B || Path <- Candidates, {ok, B} <- [file:read_file(Path)]],
+	Bin.

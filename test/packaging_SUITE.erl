@@ -12,6 +12,14 @@
 %%
 %% When the source tree is not a git repository (an unpacked archive), the
 %% dependency is a copy of the tree in _checkouts instead.
+%%
+%% getting_started follows doc/guide/getting_started.md: `rebar3 new app`,
+%% then the page's blocks that start with a file name comment
+%% (`%% rebar.config`, `%% src/...`) written to those files, Mustang's git
+%% URL pointed at this tree and the port made 0; then `rebar3 as prod
+%% release`, the release started as a daemon and asked through `bin/NAME
+%% eval` for its port, the page's routes queried with curl, and the release
+%% stopped.
 -module(packaging_SUITE).
 -compile([export_all, nowarn_export_all]).
 
@@ -21,7 +29,7 @@ suite() ->
 	[{timetrap, {minutes, 10}}].
 
 all() ->
-	[license_and_metadata, fresh_app].
+	[license_and_metadata, fresh_app, getting_started].
 
 %% The LICENSE file says what the application resource file says, and the
 %% resource file has what a package index needs.
@@ -47,13 +55,7 @@ fresh_app(Config) ->
 	Root = mustang_test:root(),
 	Dir = filename:join(proplists:get_value(priv_dir, Config), "fresh"),
 	ok = filelib:ensure_dir(Dir ++ "/src/"),
-	Dep = case mustang_test:run(os:find_executable("git"), ["-C", Root, "rev-parse", "HEAD"], 30000) of
-		{0, Sha} ->
-			{git, "file://" ++ Root, {ref, binary_to_list(string:trim(Sha))}};
-		{_, _} ->
-			checkout_copy(Root, Dir),
-			checkouts
-	end,
+	Dep = dependency(Root, Dir),
 	ct:log("dependency: ~p", [Dep]),
 	write_app(Dir, Dep),
 	Env = [{"HOME", filename:join(Dir, "home")},
@@ -88,6 +90,81 @@ fresh_app(Config) ->
 		mustang_test:kill_os_pid(OsPid),
 		catch port_close(Node)
 	end.
+
+%% Mustang as a dependency: this tree's HEAD by git, else a copy in
+%% Dir/_checkouts.
+dependency(Root, Dir) ->
+	case mustang_test:run(os:find_executable("git"), ["-C", Root, "rev-parse", "HEAD"], 30000) of
+		{0, Sha} ->
+			{git, "file://" ++ Root, {ref, binary_to_list(string:trim(Sha))}};
+		{_, _} ->
+			checkout_copy(Root, Dir),
+			checkouts
+	end.
+
+getting_started(Config) ->
+	Root = mustang_test:root(),
+	Priv = proplists:get_value(priv_dir, Config),
+	%% A name of its own, so that the release's node name (-sname) is not
+	%% another worktree's running the same test.
+	Name = "gs" ++ integer_to_list(erlang:unique_integer([positive])) ++ "_"
+		++ os:getpid(),
+	Dir = filename:join(Priv, Name),
+	Env = [{"HOME", filename:join(Priv, "gs_home")},
+		{"REBAR_CACHE_DIR", filename:join(Priv, "gs_rebar_cache")},
+		{"REBAR_COLOR", "none"}],
+	{0, _} = run("rebar3", ["new", "app", Name], Priv, Env),
+	Dep = dependency(Root, Dir),
+	Files = guide_files(filename:join(Root, "doc/guide/getting_started.md")),
+	ct:log("files of the guide: ~p", [[F || {F, _} <- Files]]),
+	[_, _, _, _ | _] = Files,
+	true = lists:member("rebar.config", [F || {F, _} <- Files]),
+	_ = [begin
+		File = filename:join(Dir, lists:flatten(string:replace(F, "my_app", Name, all))),
+		Text1 = lists:flatten(string:replace(Text0, "my_app", Name, all)),
+		Text = port_zero(point_dep(Text1, Dep)),
+		ok = filelib:ensure_dir(File),
+		ok = file:write_file(File, Text)
+	end || {F, Text0} <- Files],
+	{0, _} = rebar3(["as", "prod", "release"], Dir, Env),
+	Bin = filename:join([Dir, "_build/prod/rel", Name, "bin", Name]),
+	{0, _} = run(Bin, ["daemon"], Dir, Env),
+	try
+		ok = mustang_test:wait_until(fun() ->
+			element(2, run(Bin, ["ping"], Dir, Env)) =:= "pong\n" end, 30000),
+		{0, PortText} = run(Bin, ["eval", "mustang:get_port(my_http)."], Dir, Env),
+		Url = "http://127.0.0.1:" ++ string:trim(PortText),
+		"Hello world! 200" = os:cmd("curl -s -w ' %{http_code}' " ++ Url ++ "/"),
+		"user 42 200" = os:cmd("curl -s -w ' %{http_code}' " ++ Url ++ "/users/42"),
+		"404" = os:cmd("curl -s -o /dev/null -w '%{http_code}' " ++ Url ++ "/users/abc")
+	after
+		{StopStatus, StopOut} = run(Bin, ["stop"], Dir, Env),
+		ct:log("stop: ~p ~s", [StopStatus, StopOut])
+	end.
+
+%% The ```erlang blocks of a guide page whose first line is a comment naming
+%% a file: [{File, Text}].
+guide_files(Page) ->
+	{ok, Bin} = file:read_file(Page),
+	{match, Blocks} = re:run(Bin, "```erlang\n%% ([a-z_./]+)\n(.*?)```",
+		[global, dotall, {capture, all_but_first, list}]),
+	[{File, Text} || [File, Text] <- Blocks].
+
+%% The guide's git dependency on Mustang, pointed at this tree.
+point_dep(Text, checkouts) ->
+	re:replace(Text, "\\{mustang, \\{git, [^}]*\\}\\}", "mustang", [{return, list}]);
+point_dep(Text, {git, Url, {ref, Sha}}) ->
+	Dep = io_lib:format("{mustang, {git, ~p, {ref, ~p}}}", [Url, Sha]),
+	New = re:replace(Text, "\\{mustang, \\{git, \"[^\"]*\", \\{[a-z]+, \"[^\"]*\"\\}\\}\\}",
+		lists:flatten(Dep), [{return, list}]),
+	case {string:find(Text, "{mustang, {git,"), New =:= Text} of
+		{nomatch, _} -> New;
+		{_, false} -> New;
+		{_, true} -> error({dependency_line_not_understood, Text})
+	end.
+
+port_zero(Text) ->
+	lists:flatten(string:replace(Text, "port => 8080", "port => 0", all)).
 
 %% The application: rebar.config, the resource file, the callback module
 %% (which writes the listener's port to a file for the test), a supervisor
