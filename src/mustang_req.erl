@@ -1087,9 +1087,14 @@ ok(ok) -> ok;
 ok({error, closed}) -> exit({shutdown, {socket_error, closed}});
 ok({error, Reason}) -> exit({shutdown, {socket_error, Reason}}).
 
-%% The HTTP version of the request: `'HTTP/1.0'`, `'HTTP/1.1'`, `'HTTP/2'` or
-%% `'HTTP/3'`.
--spec version(req()) -> 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2' | 'HTTP/3'.
+%% @private The Req of a new stream, for connections: built here, in one
+%% place, with every key it will have (the router's included), so that later
+%% updates do not grow the map. Conn holds ref, pid, streamid, peer, sock,
+%% cert, mode and the connection's scheme, and alt_svc when the listener has
+%% it; Request what the protocol parsed (method, version, host, port when the
+%% target gave one, path, qs, headers, and for HTTP/2 scheme from :scheme and
+%% extended CONNECT protocol). An HTTP/1.1 request has the connection's
+%% scheme, whatever an absolute-form target said (RFC 9112 3.3).
 -spec new(map(), map(), boolean(), non_neg_integer() | undefined) -> req().
 new(Conn = #{ref := Ref, pid := Pid, streamid := StreamID, peer := Peer, sock := Sock,
 		cert := Cert, proxy_header := ProxyHeader, scheme := ConnScheme, mode := Mode},
