@@ -90,16 +90,17 @@ fail(Format, Args) ->
 
 %% Modules a user neither calls nor implements.
 internal() ->
-	[mustang_acceptor, mustang_acceptors_sup, mustang_app, mustang_clock,
-		mustang_conn, mustang_conn_chores, mustang_conn_limit, mustang_conneg, mustang_conns_sup,
-		mustang_dynbuf, mustang_error, mustang_hpack, mustang_hpack_huffman,
-		mustang_http1, mustang_http1_codec, mustang_http1_resp, mustang_http1_stream,
-		mustang_http2, mustang_http2_frame, mustang_http2_headers, mustang_http2_machine,
-		mustang_http2_machine_send, mustang_http3_frame, mustang_http3_machine,
+	[mustang_acceptor, mustang_acceptors_sup, mustang_app, mustang_clock, mustang_conn,
+		mustang_conn_chores, mustang_conn_limit, mustang_conneg, mustang_conns_sup,
+		mustang_dynbuf, mustang_error, mustang_hpack, mustang_hpack_huffman, mustang_http1,
+		mustang_http1_codec, mustang_http1_resp, mustang_http1_stream, mustang_http2,
+		mustang_http2_frame, mustang_http2_headers, mustang_http2_machine,
+		mustang_http2_machine_send, mustang_http3, mustang_http3_frame, mustang_http3_machine,
 		mustang_http3_machine_stream, mustang_http_hd_accept, mustang_http_hd_grammar,
 		mustang_inline, mustang_listener_sup, mustang_listeners_sup, mustang_log_limit,
 		mustang_pattern, mustang_qpack, mustang_qpack_encoder, mustang_qpack_static,
-		mustang_qpack_wire, mustang_range, mustang_registry, mustang_static_path, mustang_sup,
+		mustang_qpack_wire, mustang_quic, mustang_quic_conn, mustang_quic_endpoint,
+		mustang_range, mustang_registry, mustang_static_path, mustang_stream_conn, mustang_sup,
 		mustang_tcp, mustang_tls, mustang_transport, mustang_uri, mustang_utf8,
 		mustang_ws_deflate, mustang_ws_frame].
 
